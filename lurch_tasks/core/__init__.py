@@ -1,0 +1,1 @@
+"""Shared machinery; knows no family."""

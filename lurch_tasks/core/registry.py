@@ -1,0 +1,92 @@
+"""One registry of families and of named tasks (task name -> family + config)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .instance import Instance
+
+
+@dataclass(frozen=True)
+class Family:
+    """Everything the shared machinery needs to know about one task family."""
+
+    name: str
+    version: str
+    config_type: type
+    generate: Callable[[Any, int, str, int], Instance]
+    audit: Callable[[dict], list[str]]
+    solve: Callable[[str], str]
+    guess: Callable[[str, int], str]
+    score: Callable[[dict, str], dict[str, float]]
+    bin_keys: Callable[[dict], dict[str, str]]
+    source_files: tuple[str, ...]
+    citation: str
+    description: str
+
+
+@dataclass(frozen=True)
+class Task:
+    """A registered, named configuration of a family: one lm-eval task and one dataset config."""
+
+    name: str
+    family: str
+    config: Any
+    description: str
+    seed: int = 0
+    groups: tuple[str, ...] = field(default_factory=tuple)
+
+
+_FAMILIES: dict[str, Family] = {}
+_TASKS: dict[str, Task] = {}
+
+
+def register_family(family: Family) -> Family:
+    if family.name in _FAMILIES:
+        raise ValueError(f"family {family.name!r} is already registered")
+    _FAMILIES[family.name] = family
+    return family
+
+
+def register_task(task: Task) -> Task:
+    if task.name in _TASKS:
+        raise ValueError(f"task {task.name!r} is already registered")
+    if task.family not in _FAMILIES:
+        raise ValueError(f"task {task.name!r} names unknown family {task.family!r}")
+    if not isinstance(task.config, _FAMILIES[task.family].config_type):
+        raise TypeError(f"task {task.name!r}: config is not a {_FAMILIES[task.family].config_type.__name__}")
+    _TASKS[task.name] = task
+    return task
+
+
+def _load_builtin() -> None:
+    # Importing the families package registers every built-in family and task exactly once.
+    from .. import families  # noqa: F401
+
+
+def get_family(name: str) -> Family:
+    _load_builtin()
+    try:
+        return _FAMILIES[name]
+    except KeyError:
+        raise ValueError(f"family: {name!r} is not registered; allowed: {', '.join(sorted(_FAMILIES))}") from None
+
+
+def get_task(name: str) -> Task:
+    _load_builtin()
+    try:
+        return _TASKS[name]
+    except KeyError:
+        raise ValueError(f"config: {name!r} is not registered; allowed: {', '.join(sorted(_TASKS))}") from None
+
+
+def all_tasks() -> list[Task]:
+    _load_builtin()
+    return [_TASKS[name] for name in sorted(_TASKS)]
+
+
+def all_families() -> list[Family]:
+    _load_builtin()
+    return [_FAMILIES[name] for name in sorted(_FAMILIES)]

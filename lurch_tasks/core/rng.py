@@ -1,0 +1,98 @@
+"""Seed derivation and sampling helpers on a stable core.
+
+Every random choice in the project goes through :class:`StableRng`, whose only source of randomness is
+``random.Random(seed).getrandbits`` (a Mersenne Twister whose integer seeding and bit stream are stable
+across CPython versions). Higher-level helpers are written here, so their algorithms cannot drift with
+the standard library.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections.abc import Sequence
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+def canonical_json(value: object) -> str:
+    """The one JSON encoding used for hashing: sorted keys, no whitespace, ASCII only."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
+def derive_seed(*parts: object) -> int:
+    """A 64-bit seed from any JSON-encodable parts, via blake2b (never Python's ``hash``)."""
+    digest = hashlib.blake2b(canonical_json(list(parts)).encode("ascii"), digest_size=8).digest()
+    return int.from_bytes(digest, "big")
+
+
+class StableRng:
+    """Deterministic sampling helpers; one instance per independent random stream."""
+
+    def __init__(self, seed: int) -> None:
+        self._bits = random.Random(seed).getrandbits
+
+    def below(self, n: int) -> int:
+        """Uniform integer in [0, n) by rejection sampling (no modulo bias)."""
+        if n <= 0:
+            raise ValueError(f"below() needs n > 0, got {n}")
+        k = n.bit_length()
+        while True:
+            r = self._bits(k)
+            if r < n:
+                return r
+
+    def integer(self, low: int, high: int) -> int:
+        """Uniform integer in [low, high] (both inclusive)."""
+        return low + self.below(high - low + 1)
+
+    def uniform(self) -> float:
+        """Uniform float in [0, 1) with 53 random bits."""
+        return self._bits(53) / float(1 << 53)
+
+    def choice(self, items: Sequence[T]) -> T:
+        return items[self.below(len(items))]
+
+    def shuffled(self, items: Sequence[T]) -> list[T]:
+        """A new list: Fisher-Yates shuffle of ``items``."""
+        out = list(items)
+        for i in range(len(out) - 1, 0, -1):
+            j = self.below(i + 1)
+            out[i], out[j] = out[j], out[i]
+        return out
+
+    def sample(self, items: Sequence[T], k: int) -> list[T]:
+        """``k`` distinct elements in random order (partial Fisher-Yates)."""
+        if not 0 <= k <= len(items):
+            raise ValueError(f"sample size {k} outside 0..{len(items)}")
+        draw = LazyPermutation(len(items), self)
+        return [items[draw.next()] for _ in range(k)]
+
+
+class LazyPermutation:
+    """Draws a random permutation of range(n) one element at a time (partial Fisher-Yates).
+
+    Cost is O(1) per draw plus the swaps actually made, so a generator that needs an unknown number of
+    fresh words pays only for the ones it uses.
+    """
+
+    def __init__(self, n: int, rng: StableRng) -> None:
+        self._n = n
+        self._rng = rng
+        self._taken = 0
+        self._swapped: dict[int, int] = {}
+
+    def remaining(self) -> int:
+        return self._n - self._taken
+
+    def next(self) -> int:
+        if self._taken >= self._n:
+            raise IndexError("permutation exhausted")
+        i = self._taken
+        j = i + self._rng.below(self._n - i)
+        value_j = self._swapped.get(j, j)
+        self._swapped[j] = self._swapped.get(i, i)
+        self._taken += 1
+        return value_j

@@ -1,0 +1,3 @@
+"""Task families; importing this package registers every built-in family and task."""
+
+from . import find_origin  # noqa: F401

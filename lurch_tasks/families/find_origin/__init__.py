@@ -1,0 +1,75 @@
+"""Find the Origin (source paper 003): follow word links back to a chain's origin."""
+
+from __future__ import annotations
+
+from ...core.registry import Family, Task, register_family, register_task
+from ...scoring import parse_final_answer, score_items
+from .audit import audit
+from .baselines import guess, solve
+from .config import FindOriginConfig
+from .generate import FAMILY, VERSION, VOCABULARY, generate
+
+CITATION = """@article{findtheorigin2024,
+  title   = {Challenging LLMs Beyond Information Retrieval: Reasoning Degradation with Long Context Windows},
+  author  = {Fraga, Natanael},
+  year    = {2024},
+  note    = {Find the Origin test}
+}"""
+
+
+def score(doc: dict, output: str) -> dict[str, float]:
+    """Exact match of the parsed FINAL ANSWER against the gold origin, plus item metrics."""
+    predicted = parse_final_answer(output)
+    items = score_items(doc["answer_items"], [predicted] if predicted else [])
+    return {"score": float(items.tp == 1 and items.fp == 0), **_item_metrics(items)}
+
+
+def _item_metrics(items) -> dict[str, float]:
+    return {"memory_drift": items.memory_drift, "precision": items.precision, "recall": items.recall, "f1": items.f1}
+
+
+def bin_keys(doc: dict) -> dict[str, str]:
+    """Per-bin metric suffixes of a doc: its length bin and its d."""
+    difficulty = doc["difficulty"]
+    length = difficulty["target_tokens"] or difficulty["num_lines"]
+    unit = "" if difficulty["target_tokens"] else "lines"
+    return {"length": f"{length}{unit}", "d": f"d={difficulty['d']}"}
+
+
+register_family(
+    Family(
+        name=FAMILY,
+        version=VERSION,
+        config_type=FindOriginConfig,
+        generate=generate,
+        audit=audit,
+        solve=solve,
+        guess=guess,
+        score=score,
+        bin_keys=bin_keys,
+        source_files=VOCABULARY,
+        citation=CITATION,
+        description=(
+            "Find the Origin: lines link words into chains; the model must follow the links back from a "
+            "destination word to its origin. The signed distance d sets how many lines separate "
+            "consecutive links of a chain (negative: the later link is above)."
+        ),
+    )
+)
+
+PAPER_MAX_LINES = 880  # ~10k context tokens, the end of the paper's range
+_GRID = dict(d_values=(-15, -10, -5, -1, 1, 5, 10, 15))
+register_task(Task("find_the_origin", FAMILY, FindOriginConfig(**_GRID, context_tokens=(1024, 2048, 4096, 8192)),
+               "structured arrangement, d in ±{1,5,10,15} x contexts of 1k-8k tokens"))
+register_task(Task("find_the_origin_random", FAMILY,
+               FindOriginConfig(**_GRID, context_tokens=(1024, 2048, 4096, 8192), arrangement="random"),
+               "random arrangement (only the target chain obeys d), same grid"))
+register_task(Task("find_the_origin_long", FAMILY,
+               FindOriginConfig(**_GRID, context_tokens=(16384, 32768, 65536, 131072), num_samples=2),
+               "structured arrangement, contexts of 16k-128k tokens"))
+register_task(Task("find_the_origin_paper", FAMILY,
+               FindOriginConfig(**_GRID, context_tokens=(), line_growth=(8, PAPER_MAX_LINES), num_samples=1),
+               "the paper's grid: d in ±{1,5,10,15}, contexts grown 8 lines at a time from |d|+1 lines "
+               "to ~10k tokens"))
+
+__all__ = ["FindOriginConfig", "PAPER_MAX_LINES", "generate", "score"]

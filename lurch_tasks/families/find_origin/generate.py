@@ -1,0 +1,282 @@
+"""Find the Origin generator: chains of word links, laid out with a signed line distance d."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ...core.budget import count_fitting, settle_to_budget
+from ...core.config import config_hash, config_to_dict
+from ...core.context import Block, assemble, measure_evidence
+from ...core.difficulty import reasoning_depth
+from ...core.instance import Instance, instance_id
+from ...core.rng import LazyPermutation, StableRng, canonical_json, derive_seed
+from ...core.tokens import TokenCounter, get_token_counter, reference_counter
+from ...core.vocab import load_words, source_hash
+from .config import Cell, FindOriginConfig
+from .prompt import CONTEXT_HEADER, render_line, render_prompt, render_question
+
+FAMILY = "find_the_origin"
+VERSION = "1.0.0"
+VOCABULARY = ("english_words.txt",)
+
+
+class WordSource:
+    """Fresh words on demand: every chain gets words no other chain of the instance uses."""
+
+    def __init__(self, rng: StableRng) -> None:
+        self._words = load_words(VOCABULARY[0])
+        self._draw = LazyPermutation(len(self._words), rng)
+        self._chains: dict[object, tuple[str, ...]] = {}
+
+    def chain(self, key: object, chain_length: int) -> tuple[str, ...]:
+        if key not in self._chains:
+            if self._draw.remaining() < chain_length + 1:
+                raise ValueError(
+                    f"context too long: the {len(self._words)}-word vocabulary ran out of fresh words "
+                    "(lower context_tokens/num_lines or raise chain_length)"
+                )
+            self._chains[key] = tuple(self._words[self._draw.next()] for _ in range(chain_length + 1))
+        return self._chains[key]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where the target chain sits in a window of ``n`` lines."""
+
+    d: int
+    chain_length: int
+    centre: float
+
+    @property
+    def span(self) -> int:
+        """Lines from the target chain's first line to its last, inclusive."""
+        return (self.chain_length - 1) * abs(self.d) + 1
+
+    def lines_above(self, n: int) -> int:
+        return int((n - self.span) * self.centre + 0.5)
+
+    def link_offset(self, k: int) -> int:
+        """Offset of link k (0 = origin's link) from the target's first line: later links are d lines
+        below for d > 0 and above for d < 0."""
+        step = k if self.d > 0 else self.chain_length - 1 - k
+        return step * abs(self.d)
+
+
+class StructuredLines:
+    """Every chain obeys d: blocks of |d| lines, block b holding link b (d>0) of |d| parallel chains.
+
+    The sequence is infinite in both directions; group 0 holds the target chain in slot ``slot``.
+    """
+
+    def __init__(self, layout: Layout, slot: int, words: WordSource) -> None:
+        self.layout, self.slot, self.words = layout, slot, words
+        self.width = abs(layout.d)
+        self.group = layout.chain_length * self.width
+
+    def line(self, position: int) -> tuple[str, bool]:
+        """Text of the line at ``position`` (0 = target's first line) and whether it is evidence."""
+        absolute = position + self.slot
+        group, within = divmod(absolute, self.group)
+        block, slot = divmod(within, self.width)
+        link = block if self.layout.d > 0 else self.layout.chain_length - 1 - block
+        chain = self.words.chain(("s", group, slot), self.layout.chain_length)
+        is_target = group == 0 and slot == self.slot
+        return render_line(chain[link], chain[link + 1]), is_target
+
+    def window(self, n: int) -> list[tuple[str, bool]]:
+        top = -self.layout.lines_above(n)
+        return [self.line(top + i) for i in range(n)]
+
+    def growth_costs(self, counter: TokenCounter):
+        """Token cost of each line added as the window grows from the target span outward."""
+        previous_above = self.layout.lines_above(self.layout.span)
+        n = self.layout.span
+        while True:
+            n += 1
+            above = self.layout.lines_above(n)
+            position = -above if above > previous_above else n - above - 1
+            previous_above = above
+            yield counter.count(self.line(position)[0] + "\n")
+
+
+class RandomLines:
+    """Only the target chain obeys d; distractor lines come from other chains in a seeded shuffle."""
+
+    def __init__(self, layout: Layout, words: WordSource, shuffle_seed: int) -> None:
+        self.layout, self.words, self.shuffle_seed = layout, words, shuffle_seed
+        self.target = words.chain(("target",), layout.chain_length)
+        self._distractors: list[str] = []
+
+    def distractor(self, i: int) -> str:
+        while len(self._distractors) <= i:
+            chain_no, link = divmod(len(self._distractors), self.layout.chain_length)
+            chain = self.words.chain(("r", chain_no), self.layout.chain_length)
+            self._distractors.append(render_line(chain[link], chain[link + 1]))
+        return self._distractors[i]
+
+    def window(self, n: int) -> list[tuple[str, bool]]:
+        count = n - self.layout.chain_length
+        others = StableRng(derive_seed(self.shuffle_seed, count)).shuffled(
+            [self.distractor(i) for i in range(count)]
+        )
+        top = self.layout.lines_above(n)
+        targets = {top + self.layout.link_offset(k): k for k in range(self.layout.chain_length)}
+        lines: list[tuple[str, bool]] = []
+        rest = iter(others)
+        for row in range(n):
+            if row in targets:
+                k = targets[row]
+                lines.append((render_line(self.target[k], self.target[k + 1]), True))
+            else:
+                lines.append((next(rest), False))
+        return lines
+
+    def growth_costs(self, counter: TokenCounter):
+        """Token cost of each distractor line added beyond the minimal window of ``span`` lines."""
+        i = self.layout.span - self.layout.chain_length
+        while True:
+            yield counter.count(self.distractor(i) + "\n")
+            i += 1
+
+
+def _link_rows(lines: list[tuple[str, bool]], layout: Layout) -> list[int]:
+    """Row of each target link in link order (the origin's link first)."""
+    rows = [row for row, (_, is_target) in enumerate(lines) if is_target]
+    return rows if layout.d > 0 else rows[::-1]
+
+
+@lru_cache(maxsize=64)
+def _config_fingerprint(config: FindOriginConfig) -> tuple[str, str]:
+    return config_hash(config), source_hash(VOCABULARY)
+
+
+def generate(config: FindOriginConfig, seed: int, split: str, index: int, config_name: str) -> Instance:
+    """Instance ``index`` of ``split``: a pure function of (family, config, seed, split, index)."""
+    cells = config.cells()
+    if not 0 <= index < config.size():
+        raise ValueError(f"index: {index} is out of range; allowed: 0..{config.size() - 1}")
+    cell: Cell = cells[index % len(cells)]
+    cfg_hash, src_hash = _config_fingerprint(config)
+    rng_seed = derive_seed(FAMILY, cfg_hash, seed, split, index)
+    rng = StableRng(rng_seed)
+    layout = Layout(cell.d, config.chain_length, config.centre)
+    counter = get_token_counter(config.tokenizer)
+    words = WordSource(rng)
+    slot = rng.below(abs(cell.d))
+    if config.arrangement == "structured":
+        source: StructuredLines | RandomLines = StructuredLines(layout, slot, words)
+    else:
+        source = RandomLines(layout, words, derive_seed(rng_seed, "shuffle"))
+    target_tokens = cell.length if cell.length_unit == "tokens" else 0
+    if target_tokens:
+        num_lines = _fit_lines(source, layout.span, counter, target_tokens)
+    else:
+        num_lines = cell.length
+    lines = source.window(num_lines)
+    assembled = assemble([Block(text, ev) for text, ev in lines])
+    context = assembled.text
+    target_rows = _link_rows(lines, layout)
+    chain = [lines[row][0] for row in target_rows]
+    origin, destination = _chain_ends(chain)
+    question = render_question(destination)
+    prompt = render_prompt(context, question)
+    evidence = measure_evidence(context, assembled.evidence_chars, reference_counter())
+    nodes, edges = _reasoning_graph(chain, origin, destination)
+    # Evidence spans are in row order; re-order them into link order to measure link separation.
+    token_starts = [span["token_start"] for span in evidence.spans]
+    link_token_starts = token_starts if cell.d > 0 else token_starts[::-1]
+    separations = [abs(b - a) for a, b in zip(link_token_starts, link_token_starts[1:])]
+    difficulty = {
+        "context_tokens": counter.count(context),
+        "context_chars": len(context),
+        "target_tokens": target_tokens,
+        "prompt_tokens": counter.count(prompt),
+        "evidence_scope": evidence.scope,
+        "evidence_dispersion": evidence.dispersion,
+        "evidence_scope_chars": evidence.scope_chars,
+        "evidence_dispersion_chars": evidence.dispersion_chars,
+        "reasoning_depth": reasoning_depth(nodes, edges),
+        "d": cell.d,
+        "chain_length": config.chain_length,
+        "num_lines": num_lines,
+        "target_position": config.centre,
+        "target_line": target_rows[0],
+        "separation_tokens": sum(separations) / len(separations),
+    }
+    params = {
+        "rng_seed": rng_seed,
+        "cell": cell._asdict(),
+        "sample": index // len(cells),
+        "arrangement": config.arrangement,
+        "target_slot": slot if config.arrangement == "structured" else None,
+        "lines_above_target": layout.lines_above(num_lines),
+        "target_rows": target_rows,
+        "target_chain": chain,
+        "tokenizer": config.tokenizer,
+        "config": config_to_dict(config),
+    }
+    return Instance(
+        id=instance_id(config_name, split, index, FAMILY),
+        family=FAMILY,
+        task=config_name,
+        config_name=config_name,
+        split=split,
+        index=index,
+        seed=seed,
+        family_version=VERSION,
+        config_hash=cfg_hash,
+        source_hash=src_hash,
+        context=context,
+        question=question,
+        prompt=prompt,
+        answer_format="entity",
+        answer=json.dumps(origin),
+        answer_text=origin,
+        options=[],
+        answer_items=[origin],
+        evidence=list(evidence.spans),
+        reasoning_graph={"nodes": nodes, "edges": edges},
+        difficulty=difficulty,
+        params=canonical_json(params),
+    )
+
+
+def _fit_lines(source: StructuredLines | RandomLines, min_lines: int, counter: TokenCounter, budget: int) -> int:
+    """Most lines whose context stays within ``budget`` tokens: lines are counted once as the window
+    grows, and the final text once more."""
+    base_cost = counter.count("\n".join(text for text, _ in source.window(min_lines)) + "\n")
+    extra = count_fitting(source.growth_costs(counter), budget, base_cost)
+
+    def render(n_extra: int) -> str:
+        return "\n".join(text for text, _ in source.window(min_lines + n_extra))
+
+    return min_lines + settle_to_budget(render, counter, extra, budget, 0).blocks
+
+
+def _chain_ends(chain_lines: list[str]) -> tuple[str, str]:
+    from .prompt import parse_line
+
+    first, last = parse_line(chain_lines[0]), parse_line(chain_lines[-1])
+    assert first is not None and last is not None  # our own rendered lines always parse
+    return first[0], last[1]
+
+
+def _reasoning_graph(chain_lines: list[str], origin: str, destination: str) -> tuple[list[dict], list[list[str]]]:
+    """Walk back from the destination: step j reads link L-j using step j-1's result."""
+    length = len(chain_lines)
+    nodes = [{"id": f"e{k}", "kind": "evidence", "text": line} for k, line in enumerate(chain_lines)]
+    edges: list[list[str]] = []
+    for j in range(1, length + 1):
+        link = length - j
+        nodes.append({"id": f"s{j}", "kind": "step", "text": f"predecessor via link {link}"})
+        edges.append([f"e{link}", f"s{j}"])
+        if j > 1:
+            edges.append([f"s{j - 1}", f"s{j}"])
+    nodes.append({"id": "answer", "kind": "answer", "text": f"origin of {destination} is {origin}"})
+    edges.append([f"s{length}", "answer"])
+    return nodes, edges
+
+
+__all__ = ["CONTEXT_HEADER", "FAMILY", "VERSION", "generate"]

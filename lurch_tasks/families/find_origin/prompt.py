@@ -1,0 +1,50 @@
+"""The Find the Origin prompt: one plain line template, an instruction block and the question."""
+
+from __future__ import annotations
+
+import re
+
+LINE_TEMPLATE = '"{0}" is linked to "{1}"'
+_LINE = re.compile(r'^"([^"\n]+)" is linked to "([^"\n]+)"$')
+_QUESTION = re.compile(r'What is the origin of "([^"\n]+)"\?')
+
+INSTRUCTIONS = (
+    "Each line of the list below links one word to another, written as \"A\" is linked to \"B\". "
+    "Links form chains: if the list contains\n"
+    '"P" is linked to "Q"\n'
+    '"Q" is linked to "R"\n'
+    'then "P" leads to "Q" and "Q" leads to "R", so the origin of "R" is "P": the word at the start of '
+    "its chain, which no line links to. The words are only labels for the vertices of these chains; "
+    "their meanings play no part."
+)
+CONTEXT_HEADER = "List of links:"
+ANSWER_INSTRUCTION = "Reason step by step, then finish with a line of the form FINAL ANSWER: <word>"
+
+
+def render_line(source: str, target: str) -> str:
+    return LINE_TEMPLATE.format(source, target)
+
+
+def parse_line(line: str) -> tuple[str, str] | None:
+    match = _LINE.match(line)
+    return (match.group(1), match.group(2)) if match else None
+
+
+def render_question(destination: str) -> str:
+    return f'What is the origin of "{destination}"? {ANSWER_INSTRUCTION}'
+
+
+def parse_question(text: str) -> str | None:
+    matches = _QUESTION.findall(text)
+    return matches[-1] if matches else None
+
+
+def render_prompt(context: str, question: str) -> str:
+    return f"{INSTRUCTIONS}\n\n{CONTEXT_HEADER}\n{context}\n\n{question}"
+
+
+def context_lines(prompt: str) -> list[str]:
+    """The list lines of a rendered prompt (everything between the header and the question)."""
+    _, _, body = prompt.partition(f"\n{CONTEXT_HEADER}\n")
+    body, _, _ = body.rpartition("\n\n")
+    return body.split("\n") if body else []
