@@ -60,3 +60,10 @@ def reasoning_depth(nodes: Sequence[dict], edges: Sequence[Sequence[str]]) -> in
         incoming = max((best[p] for p in graph.predecessors(node)), default=0)
         best[node] = incoming + (1 if kinds.get(node) in STEP_KINDS else 0)
     return max(best.values(), default=0)
+
+
+def length_bin(target_tokens: int, context_tokens: int) -> int:
+    """The length bin of an instance: its token target, or else the power of two at or above its size."""
+    if target_tokens:
+        return target_tokens
+    return 1 << max(context_tokens - 1, 0).bit_length()

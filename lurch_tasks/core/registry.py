@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .instance import Instance
@@ -18,10 +18,12 @@ class Family:
     config_type: type
     generate: Callable[[Any, int, str, int], Instance]
     audit: Callable[[dict], list[str]]
-    solve: Callable[[str], str]
-    guess: Callable[[str, int], str]
+    solve: Callable[[str], str | None]  # None: the prompt is not this family's
+    guess: Callable[[str, int], str | None]
     score: Callable[[dict, str], dict[str, float]]
-    bin_keys: Callable[[dict], dict[str, str]]
+    bin_keys: Callable[[dict], dict[str, str]]  # doc -> {axis: bin suffix} for per-bin metrics
+    bin_names: Callable[[Any], list[str]]  # config -> every bin suffix it can produce
+    group: str  # lm-eval group of the family's default tasks
     source_files: tuple[str, ...]
     citation: str
     description: str
@@ -35,8 +37,8 @@ class Task:
     family: str
     config: Any
     description: str
+    in_suite: bool = False  # part of the family group (and so of the umbrella `memory_drift`)
     seed: int = 0
-    groups: tuple[str, ...] = field(default_factory=tuple)
 
 
 _FAMILIES: dict[str, Family] = {}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...core.difficulty import length_bin
 from ...core.registry import Family, Task, register_family, register_task
 from ...scoring import parse_final_answer, score_items
 from .audit import audit
@@ -29,11 +30,23 @@ def _item_metrics(items) -> dict[str, float]:
 
 
 def bin_keys(doc: dict) -> dict[str, str]:
-    """Per-bin metric suffixes of a doc: its length bin and its d."""
+    """Per-bin metric suffixes of a doc: its length bin (tokens) and its d."""
     difficulty = doc["difficulty"]
-    length = difficulty["target_tokens"] or difficulty["num_lines"]
-    unit = "" if difficulty["target_tokens"] else "lines"
-    return {"length": f"{length}{unit}", "d": f"d={difficulty['d']}"}
+    return {"length": str(length_bin(difficulty["target_tokens"], difficulty["context_tokens"])),
+            "d": f"d={difficulty['d']}"}
+
+
+def bin_names(config: FindOriginConfig) -> list[str]:
+    """Every bin suffix a config can produce (declared in the lm-eval YAML)."""
+    if config.context_tokens:
+        lengths = sorted(set(config.context_tokens))
+    else:
+        # Line-count configs are binned by the power of two above their token count; lines cost
+        # roughly 8-16 tokens each, so these bounds cover every doc.
+        lines = config.num_lines or (config.chain_length, config.line_growth[1])
+        low, high = length_bin(0, min(lines) * 8), length_bin(0, max(lines) * 16)
+        lengths = [1 << k for k in range(low.bit_length() - 1, high.bit_length())]
+    return [str(n) for n in lengths] + [f"d={d}" for d in config.d_values]
 
 
 register_family(
@@ -47,6 +60,8 @@ register_family(
         guess=guess,
         score=score,
         bin_keys=bin_keys,
+        bin_names=bin_names,
+        group="find_the_origin_suite",
         source_files=VOCABULARY,
         citation=CITATION,
         description=(
@@ -60,10 +75,10 @@ register_family(
 PAPER_MAX_LINES = 880  # ~10k context tokens, the end of the paper's range
 _GRID = dict(d_values=(-15, -10, -5, -1, 1, 5, 10, 15))
 register_task(Task("find_the_origin", FAMILY, FindOriginConfig(**_GRID, context_tokens=(1024, 2048, 4096, 8192)),
-               "structured arrangement, d in ±{1,5,10,15} x contexts of 1k-8k tokens"))
+               "structured arrangement, d in ±{1,5,10,15} x contexts of 1k-8k tokens", in_suite=True))
 register_task(Task("find_the_origin_random", FAMILY,
                FindOriginConfig(**_GRID, context_tokens=(1024, 2048, 4096, 8192), arrangement="random"),
-               "random arrangement (only the target chain obeys d), same grid"))
+               "random arrangement (only the target chain obeys d), same grid", in_suite=True))
 register_task(Task("find_the_origin_long", FAMILY,
                FindOriginConfig(**_GRID, context_tokens=(16384, 32768, 65536, 131072), num_samples=2),
                "structured arrangement, contexts of 16k-128k tokens"))

@@ -1,0 +1,104 @@
+"""Typed lm-eval ``--metadata`` for our tasks.
+
+lm-eval hands a task's ``custom_dataset`` one merged mapping: the YAML's ``metadata``, the model's
+``--model_args`` and the user's ``--metadata``. Our knobs are parsed and validated; keys that belong to
+some lm-eval model's constructor are left alone; anything else is a typo and fails fast.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import importlib.util
+import json
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
+
+from ..core.config import ConfigError
+
+# Harness-level knob names -> config fields (RULER's name for the length axis).
+ALIASES = {"max_seq_lengths": "context_tokens"}
+HARNESS_KEYS = ("seed", "split", "tokenizer")
+YAML_METADATA_KEYS = ("version", "config_source")  # added by our YAMLs and by lm-eval itself
+# The length axes are mutually exclusive: setting one clears the others.
+LENGTH_AXES = ("context_tokens", "num_lines", "line_growth")
+OUR_MODEL_KEYS = ("seed", "batch_size", "max_length")
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskRequest:
+    overrides: dict[str, Any]
+    seed: int | None
+    split: str
+
+
+def parse_metadata(config_type: type, metadata: Mapping[str, Any]) -> TaskRequest:
+    """Split lm-eval's merged metadata into config overrides, seed and split (validated later)."""
+    fields = {f.name for f in dataclasses.fields(config_type)}
+    overrides: dict[str, Any] = {}
+    seed, split = None, "test"
+    for key, value in metadata.items():
+        field = ALIASES.get(key, key)
+        if key == "seed":
+            seed = _as_int("seed", value)
+        elif key == "split":
+            split = str(value)
+        elif field in fields:
+            overrides[field] = _coerce(field, value)
+        elif key in YAML_METADATA_KEYS or key in model_argument_names():
+            continue
+        else:
+            allowed = sorted(set(ALIASES) | set(HARNESS_KEYS) | fields)
+            raise ConfigError(f"{key}: unknown metadata key (value {value!r}); allowed: {', '.join(allowed)}")
+    if "tokenizer" in overrides and overrides["tokenizer"] in ("", None):
+        overrides.pop("tokenizer")
+    set_axes = [axis for axis in LENGTH_AXES if axis in overrides and axis in fields]
+    for axis in LENGTH_AXES:
+        if set_axes and axis in fields and axis not in overrides:
+            overrides[axis] = ()
+    return TaskRequest(overrides, seed, split)
+
+
+def _as_int(field: str, value: Any) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{field}: {value!r} is not allowed; allowed: an integer") from None
+
+
+def _coerce(field: str, value: Any) -> Any:
+    """Metadata arrives as JSON values or as strings from ``key=value`` model args."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    if isinstance(value, list):
+        return tuple(value)
+    if isinstance(value, int) and field in LENGTH_AXES and field != "line_growth":
+        return (value,)
+    return value
+
+
+@lru_cache(maxsize=1)
+def model_argument_names() -> frozenset[str]:
+    """Constructor argument names of every model lm-eval knows, read from source (nothing imported)."""
+    names: set[str] = set(OUR_MODEL_KEYS)
+    try:
+        from lm_eval.models import MODEL_MAPPING
+    except ImportError:  # pragma: no cover - lm-eval missing
+        return frozenset(names)
+    modules = {target.split(":")[0] for target in MODEL_MAPPING.values()} | {"lm_eval.models.api_models"}
+    for module in sorted(modules):
+        spec = importlib.util.find_spec(module)
+        if spec is None or spec.origin is None:
+            continue
+        with open(spec.origin, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef) and node.name == "__init__":
+                args = node.args
+                names.update(a.arg for a in args.args + args.kwonlyargs + args.posonlyargs)
+    names.discard("self")
+    return frozenset(names)
