@@ -1,0 +1,226 @@
+"""The `lurch` command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+
+EXIT_USAGE = 2
+
+
+class CliError(ValueError):
+    """Bad command-line input; printed as one line, exit code 2."""
+
+
+def _parse_sets(pairs: Sequence[str] | None) -> dict[str, Any]:
+    """``--set key=value`` pairs; values are JSON when they parse as JSON, else plain strings."""
+    overrides: dict[str, Any] = {}
+    for pair in pairs or ():
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise CliError(f"--set: {pair!r} is not allowed; allowed: key=value (value as JSON, e.g. d_values=[1,5])")
+        try:
+            overrides[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            overrides[key] = raw
+    return overrides
+
+
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative; allowed: 0 or more")
+    return value
+
+
+def _positive(text: str) -> int:
+    value = _non_negative(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("0 is not allowed; allowed: 1 or more")
+    return value
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from .core.config import config_to_dict
+    from .core.registry import all_tasks, get_family
+
+    rows = []
+    for task in all_tasks():
+        family = get_family(task.family)
+        rows.append({
+            "name": task.name, "family": task.family, "family_version": family.version,
+            "group": family.group if task.in_suite else None, "instances": task.config.size(),
+            "description": task.description, "config": config_to_dict(task.config),
+        })
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    for row in rows:
+        group = f"  [group {row['group']}]" if row["group"] else ""
+        print(f"{row['name']}  ({row['family']} v{row['family_version']}, {row['instances']} instances){group}")
+        print(f"    {row['description']}")
+        knobs = ", ".join(f"{k}={json.dumps(v)}" for k, v in row["config"].items())
+        print(f"    {knobs}")
+    return 0
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    from .core.generation import generate_row, resolve_task, task_size
+
+    task = resolve_task(args.config, _parse_sets(args.set), args.seed)
+    size = task_size(task)
+    if args.start >= size:
+        raise CliError(f"--start: {args.start} is not allowed; allowed: 0..{size - 1} for {args.config}")
+    stop = min(size, args.start + args.n)
+    out = open(args.out, "w", encoding="utf-8") if args.out else sys.stdout
+    try:
+        for index in _progress(range(args.start, stop), f"generating {args.config}", enabled=bool(args.out)):
+            out.write(json.dumps(generate_row(task, index, args.split), ensure_ascii=False) + "\n")
+    finally:
+        if args.out:
+            out.close()
+    return 0
+
+
+def _progress(items, desc: str, enabled: bool):
+    from tqdm.auto import tqdm
+
+    return tqdm(items, desc=desc, unit="row", disable=not enabled or len(items) < 20, file=sys.stderr)
+
+
+def cmd_materialize(args: argparse.Namespace) -> int:
+    from .publish import materialize
+
+    out = materialize(args.config, Path(args.out), num_proc=args.num_proc, overrides=_parse_sets(args.set),
+                      seed=args.seed, limit=args.limit, progress=not args.quiet)
+    print(f"wrote {out}")
+    return 0
+
+
+def cmd_push(args: argparse.Namespace) -> int:
+    from .publish import push
+
+    files = push(Path(args.folder), args.repo_id, dry_run=args.dry_run, private=args.private)
+    verb = "would upload" if args.dry_run else "uploaded"
+    for name in files:
+        print(f"{verb} {name}")
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from .publish import validate_folder
+
+    summary = validate_folder(Path(args.folder), progress=not args.quiet)
+    failed = False
+    for config, result in summary.items():
+        problems = result["problems"]
+        status = "ok" if not problems else f"{len(problems)} problem(s)"
+        print(f"{config}: {result['rows']} rows, {status}")
+        for problem in problems[:20]:
+            print(f"  - {problem}")
+        failed = failed or bool(problems)
+    return 1 if failed else 0
+
+
+def cmd_tasks_path(args: argparse.Namespace) -> int:
+    from .harness.yamls import yaml_dir
+
+    print(yaml_dir())
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace, passthrough: list[str]) -> int:
+    from .harness.lm_eval_cli import run_lm_eval
+
+    return run_lm_eval(passthrough)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="lurch",
+        description="Deterministic synthetic long-context reasoning benchmarks: generate, materialize as "
+        "Hugging Face datasets, push, validate, and evaluate through lm-evaluation-harness.",
+    )
+    parser.add_argument("--version", action="version", version=f"lurch-tasks {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = sub.add_parser("list", help="registered configs (tasks) with their knobs")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_list)
+
+    def add_generation_options(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--seed", type=_non_negative, default=None, help="override the registered seed (default 0)")
+        p.add_argument("--set", action="append", metavar="KEY=VALUE",
+                       help="override a config knob, value as JSON (repeatable), e.g. --set context_tokens=[512]")
+
+    p = sub.add_parser("generate", help="print instances as JSON Lines (a preview)")
+    p.add_argument("--config", required=True, help="registered config name (see `lurch list`)")
+    p.add_argument("--n", type=_positive, default=3, help="how many instances (default 3)")
+    p.add_argument("--start", type=_non_negative, default=0, help="first index (default 0)")
+    p.add_argument("--split", default="test", help="test | validation | train (default test)")
+    p.add_argument("--out", help="write to this file instead of standard output")
+    add_generation_options(p)
+    p.set_defaults(func=cmd_generate)
+
+    p = sub.add_parser("materialize", help="write a Hub-ready folder of Parquet files + dataset card")
+    p.add_argument("--config", required=True, action="append", help="config name (repeatable)")
+    p.add_argument("--out", required=True, help="output folder (created; written atomically)")
+    p.add_argument("--num-proc", type=_positive, default=1, help="worker processes (output bytes do not change)")
+    p.add_argument("--limit", type=_positive, default=None, help="only the first N instances of each config")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_generation_options(p)
+    p.set_defaults(func=cmd_materialize)
+
+    p = sub.add_parser("push", help="upload a materialized folder to the Hugging Face Hub")
+    p.add_argument("folder", help="a folder written by `lurch materialize`")
+    p.add_argument("--repo-id", required=True, help="ORG/NAME of the dataset repository")
+    p.add_argument("--dry-run", action="store_true", help="list the files that would be uploaded; no network")
+    p.add_argument("--private", action="store_true", help="create the repository as private")
+    p.set_defaults(func=cmd_push)
+
+    p = sub.add_parser("validate", help="schema + family audits on every row of a materialized folder")
+    p.add_argument("folder")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("eval", help="lm-eval's `run` with lurch models registered and --include_path set",
+                       add_help=False)
+    p.set_defaults(func=None)
+
+    p = sub.add_parser("tasks-path", help="print the YAML folder to pass to lm_eval --include_path")
+    p.set_defaults(func=cmd_tasks_path)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    try:
+        if argv and argv[0] == "eval":
+            return cmd_eval(argparse.Namespace(), argv[1:])
+        args = parser.parse_args(argv)
+        return args.func(args)
+    except (ValueError, FileNotFoundError, FileExistsError) as err:
+        # ConfigError and CliError are ValueErrors: one clear line, no traceback.
+        print(f"lurch: error: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    except BrokenPipeError:
+        # `lurch generate | head`: the reader left; not an error worth a traceback.
+        sys.stderr.close()
+        return 0
+    except KeyboardInterrupt:
+        print("lurch: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
