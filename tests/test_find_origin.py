@@ -1,0 +1,230 @@
+"""Find the Origin: d semantics, token budgets, audits, answerability, determinism, goldens."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from lurch_tasks.core.generation import generate_row, iter_rows, resolve_task
+from lurch_tasks.core.instance import content_hash, schema_errors
+from lurch_tasks.core.registry import all_tasks, get_family
+from lurch_tasks.core.tokens import within_budget_tolerance
+from lurch_tasks.families.find_origin.prompt import parse_line
+
+FAMILY = get_family("find_the_origin")
+GOLDEN = Path(__file__).parent / "golden" / "find_the_origin.json"
+TASKS = [t.name for t in all_tasks() if t.family == "find_the_origin"]
+
+
+def _small(**overrides):
+    base = {"context_tokens": [512], "num_samples": 1}
+    base.update(overrides)
+    return resolve_task("find_the_origin", base)
+
+
+def _pairs(row):
+    return [parse_line(line) for line in row["context"].split("\n")]
+
+
+# --- d semantics ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("d", [-15, -7, -1, 1, 2, 15])
+@pytest.mark.parametrize("chain_length", [2, 3])
+def test_structured_every_link_is_d_lines_apart(d, chain_length):
+    row = generate_row(_small(d_values=[d], chain_length=chain_length, context_tokens=[1024]), 0)
+    pairs = _pairs(row)
+    row_of_source = {a: i for i, (a, _) in enumerate(pairs)}
+    checked = 0
+    for i, (_, b) in enumerate(pairs):
+        if b in row_of_source:  # the next link of this chain is inside the window
+            assert row_of_source[b] - i == d
+            checked += 1
+    # Every whole chain contributes L-1 checked links; only chains cut by the window edges (at most
+    # |d|*L lines at each end) contribute fewer.
+    assert checked * chain_length / (chain_length - 1) >= len(pairs) - 2 * abs(d) * chain_length
+    params = json.loads(row["params"])
+    rows = params["target_rows"]
+    assert [b - a for a, b in zip(rows, rows[1:])] == [d] * (chain_length - 1)
+    assert FAMILY.audit(row) == []
+
+
+@pytest.mark.parametrize("d", [-10, -1, 1, 10])
+def test_random_only_the_target_chain_keeps_d(d):
+    row = generate_row(_small(d_values=[d], arrangement="random", context_tokens=[2048]), 0)
+    pairs = _pairs(row)
+    rows = json.loads(row["params"])["target_rows"]
+    assert rows[1] - rows[0] == d
+    row_of_source = {a: i for i, (a, _) in enumerate(pairs)}
+    gaps = [row_of_source[b] - i for i, (_, b) in enumerate(pairs) if b in row_of_source and i not in rows]
+    assert len(gaps) > 20 and sum(g == d for g in gaps) < len(gaps) / 4  # distractors are shuffled
+    assert FAMILY.audit(row) == []
+
+
+def test_target_position_moves_the_chain():
+    top = json.loads(generate_row(_small(d_values=[1], target_position=0.0), 0)["params"])["target_rows"][0]
+    mid = json.loads(generate_row(_small(d_values=[1]), 0)["params"])["target_rows"][0]
+    end_row = generate_row(_small(d_values=[1], target_position=1.0), 0)
+    end = json.loads(end_row["params"])["target_rows"][-1]
+    n = end_row["difficulty"]["num_lines"]
+    assert top == 0 and end == n - 1 and abs(mid - n / 2) <= 2
+
+
+def test_paper_grid_grows_eight_lines_from_d_plus_one():
+    task = resolve_task("find_the_origin_paper")
+    cells = task.config.cells()
+    for d in (-15, 1, 15):
+        lengths = [c.length for c in cells if c.d == d]
+        assert lengths[0] == abs(d) + 1 and all(b - a == 8 for a, b in zip(lengths, lengths[1:]))
+    last = generate_row(task, task.config.size() - 1)
+    assert 9000 <= last["difficulty"]["context_tokens"] <= 10500  # the paper's range ends near 10k tokens
+    first = generate_row(task, 0)
+    assert first["difficulty"]["num_lines"] == 16 and FAMILY.audit(first) == []
+
+
+# --- length budgets -----------------------------------------------------------------------------
+
+
+def _distinct_lengths(task):
+    """One index per (length, arrangement extreme d) cell: the largest |d| is the hardest to fit."""
+    cells = task.config.cells()
+    seen, picks = set(), []
+    for index, cell in enumerate(cells):
+        key = (cell.length, abs(cell.d) == max(abs(d) for d in task.config.d_values), cell.d > 0)
+        if key not in seen:
+            seen.add(key)
+            picks.append(index)
+    return picks
+
+
+@pytest.mark.parametrize("name", ["find_the_origin", "find_the_origin_random", "find_the_origin_long"])
+def test_context_tokens_within_tolerance_of_target(name):
+    task = resolve_task(name)
+    for row in iter_rows(task, _distinct_lengths(task)):
+        difficulty = row["difficulty"]
+        assert within_budget_tolerance(difficulty["context_tokens"], difficulty["target_tokens"]), difficulty
+        assert difficulty["context_tokens"] == FAMILY_count(row["context"])
+
+
+def FAMILY_count(text):
+    from lurch_tasks.core.tokens import reference_counter
+
+    return reference_counter().count(text)
+
+
+# --- answerability, audits, difficulty ----------------------------------------------------------
+
+
+def test_default_configs_audit_clean_and_solver_perfect():
+    for name in ("find_the_origin", "find_the_origin_random"):
+        task = resolve_task(name)
+        for row in iter_rows(task, range(0, task.config.size(), 7)):
+            assert schema_errors(row) == []
+            assert FAMILY.audit(row) == []
+            assert FAMILY.score(row, FAMILY.solve(row["prompt"]))["score"] == 1.0
+
+
+def test_difficulty_properties_match_the_instance():
+    row = generate_row(_small(d_values=[5], chain_length=4, context_tokens=[2048]), 0)
+    difficulty = row["difficulty"]
+    assert difficulty["reasoning_depth"] == 4 == len(row["evidence"])
+    assert 0 < difficulty["evidence_scope"] < 0.05
+    # Four links 5 lines apart span 16 lines: roughly 15 lines of non-evidence out of ~180.
+    assert 0.03 < difficulty["evidence_dispersion"] < 0.15
+    for span in row["evidence"]:
+        assert parse_line(row["context"][span["start"] : span["end"]]) is not None
+
+
+def test_answers_vary_and_words_are_fresh():
+    task = _small(num_samples=20, d_values=[1, -1])
+    rows = list(iter_rows(task, range(40)))
+    assert len({r["answer_text"] for r in rows}) == 40
+    for row in rows[:5]:
+        words = [w for pair in _pairs(row) for w in pair]
+        sources, targets = [a for a, _ in _pairs(row)], [b for _, b in _pairs(row)]
+        assert len(set(sources)) == len(sources) and len(set(targets)) == len(targets)
+        assert len(set(words)) >= len(words) * 0.5
+
+
+def test_scoring_accepts_formats_and_rejects_wrong():
+    row = generate_row(_small(), 0)
+    gold = row["answer_text"]
+    for output in (f"FINAL ANSWER: {gold}", f"**FINAL ANSWER:** {gold.upper()}.", f'Final Answer: "{gold}"'):
+        assert FAMILY.score(row, output)["score"] == 1.0
+    wrong = FAMILY.score(row, "FINAL ANSWER: zzzz")
+    assert wrong["score"] == 0.0 and wrong["memory_drift"] == 1.0
+    assert FAMILY.score(row, "")["score"] == 0.0
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    d=st.integers(-15, 15).filter(lambda v: v != 0),
+    chain_length=st.integers(2, 5),
+    arrangement=st.sampled_from(["structured", "random"]),
+    position=st.one_of(st.none(), st.floats(0, 1)),
+    tokens=st.integers(1200, 3000),
+    index=st.integers(0, 3),
+)
+def test_property_any_valid_config_is_sound(d, chain_length, arrangement, position, tokens, index):
+    task = _small(d_values=[d], chain_length=chain_length, arrangement=arrangement, target_position=position,
+                  context_tokens=[tokens], num_samples=4)
+    row = generate_row(task, index)
+    assert FAMILY.audit(row) == []
+    assert within_budget_tolerance(row["difficulty"]["context_tokens"], tokens)
+    assert FAMILY.score(row, FAMILY.solve(row["prompt"]))["score"] == 1.0
+    assert row["answer_text"] in row["context"]
+
+
+# --- determinism --------------------------------------------------------------------------------
+
+
+def test_instance_is_independent_of_order_and_count():
+    task = resolve_task("find_the_origin")
+    forward = {r["index"]: content_hash(r) for r in iter_rows(task, range(6))}
+    backward = {r["index"]: content_hash(r) for r in iter_rows(task, [5, 3, 1, 4, 2, 0])}
+    alone = content_hash(generate_row(task, 4))
+    assert forward == backward and forward[4] == alone
+
+
+def test_seed_and_split_change_the_instance():
+    task = resolve_task("find_the_origin")
+    base = content_hash(generate_row(task, 0))
+    assert content_hash(generate_row(resolve_task("find_the_origin", seed=1), 0)) != base
+    assert content_hash(generate_row(task, 0, "validation")) != base
+
+
+def test_identical_across_processes_with_different_hash_seeds():
+    code = (
+        "from lurch_tasks.core.generation import resolve_task, iter_rows;"
+        "from lurch_tasks.core.instance import content_hash;"
+        "t = resolve_task('find_the_origin_random');"
+        "print([content_hash(r) for r in iter_rows(t, range(4))])"
+    )
+    outputs = set()
+    for hash_seed in ("0", "12345"):
+        env = dict(os.environ, PYTHONHASHSEED=hash_seed)
+        outputs.add(subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True,
+                                   text=True).stdout)
+    assert len(outputs) == 1
+
+
+def golden_fingerprints() -> dict:
+    """SHA-256 of the first three instances of every registered Find the Origin config."""
+    return {
+        "family_version": FAMILY.version,
+        "configs": {name: [content_hash(r) for r in iter_rows(resolve_task(name), range(3))] for name in TASKS},
+    }
+
+
+def test_golden_fingerprints():
+    expected = json.loads(GOLDEN.read_text())
+    actual = golden_fingerprints()
+    assert actual == expected, (
+        "generated bytes changed: bump family_version in lurch_tasks/families/find_origin/generate.py and "
+        "regenerate with `python scripts/update_golden.py`"
+    )

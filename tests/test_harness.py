@@ -1,0 +1,128 @@
+"""lm-eval integration through the real TaskManager and CLI, with our registered baseline models."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lurch_tasks.core.config import ConfigError
+from lurch_tasks.core.generation import generate_row, resolve_task
+from lurch_tasks.core.instance import content_hash
+from lurch_tasks.core.registry import all_tasks
+from lurch_tasks.harness.metadata import model_argument_names, parse_metadata
+from lurch_tasks.harness.tasks import build_docs, process_results
+from lurch_tasks.harness.yamls import render_all, yaml_dir
+
+BIN = Path(sys.executable).parent
+LURCH = str(BIN / "lurch")
+REPO_YAMLS = Path(__file__).resolve().parents[1] / "yaml_tasks"
+
+
+def test_committed_yamls_match_the_registry():
+    expected = render_all()
+    on_disk = {p.name: p.read_text(encoding="utf-8") for p in REPO_YAMLS.glob("*.yaml")}
+    assert on_disk == expected, "yaml_tasks/ drifted from the registry: run `python scripts/generate_yamls.py`"
+
+
+def test_task_manager_loads_every_task_and_group():
+    from lm_eval.tasks import TaskManager
+
+    manager = TaskManager(include_path=str(yaml_dir()), metadata={"max_seq_lengths": [256], "num_samples": 1})
+    names = [t.name for t in all_tasks()] + ["find_the_origin_suite", "memory_drift"]
+    for name in names:
+        assert name in manager.all_subtasks + manager.all_groups, name
+    loaded = manager.load([t.name for t in all_tasks()])
+    for name, task in loaded["tasks"].items():
+        docs = list(task.test_docs())
+        assert docs and all(doc["prompt"] for doc in docs), name
+
+
+def test_lm_eval_docs_are_the_generated_instances():
+    metadata = {"max_seq_lengths": [256, 512], "num_samples": 2, "version": "1.0.0", "pretrained": "x"}
+    docs = build_docs("find_the_origin", **metadata)["test"]
+    task = resolve_task("find_the_origin", {"context_tokens": (256, 512), "num_samples": 2})
+    assert len(docs) == task.config.size()
+    for index in (0, 5, len(docs) - 1):
+        assert content_hash(dict(docs[index])) == content_hash(generate_row(task, index))
+
+
+def test_metadata_is_typed_and_strict():
+    config_type = type(resolve_task("find_the_origin").config)
+    request = parse_metadata(config_type, {"max_seq_lengths": [4096], "seed": "3", "pretrained": "gpt2",
+                                           "dtype": "float32", "version": 1.0, "config_source": "x.yaml"})
+    assert request.overrides == {"context_tokens": (4096,), "num_lines": (), "line_growth": ()}
+    assert request.seed == 3
+    with pytest.raises(ConfigError, match="max_seq_length: unknown metadata key"):
+        parse_metadata(config_type, {"max_seq_length": [4096]})
+    assert {"pretrained", "dtype", "base_url", "batch_size"} <= model_argument_names()
+    with pytest.raises(ConfigError, match="d_values"):
+        build_docs("find_the_origin", d_values=[0])
+
+
+def test_process_results_bins_only_their_own_doc():
+    doc = generate_row(resolve_task("find_the_origin", {"context_tokens": [512], "num_samples": 1}), 0)
+    right = process_results(doc, [f"FINAL ANSWER: {doc['answer_text']}"])
+    assert right["score"] == 1.0 and right["memory_drift"] == 0.0 and right["f1"] == 1.0
+    assert right["score@512"] == 1.0 and f"score@d={doc['difficulty']['d']}" in right
+    assert not any(key.startswith("score@1024") for key in right)
+    for junk in ["", "\x00" * 10, "FINAL ANSWER: " * 1000, '```json\n{"a": 1}\n```']:
+        scored = process_results(doc, [junk])
+        assert all(0.0 <= v <= 1.0 for v in scored.values())
+
+
+def _run(args, tmp_path, env_extra=None):
+    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", **(env_extra or {}))
+    return subprocess.run(args, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+
+
+def _results(out_dir: Path) -> dict:
+    files = sorted(out_dir.rglob("results_*.json"))
+    assert files, f"no results under {out_dir}"
+    return json.loads(files[-1].read_text())["results"]
+
+
+@pytest.mark.slow
+def test_lurch_eval_solver_is_perfect_and_random_is_at_chance(tmp_path):
+    solver = _run([LURCH, "eval", "--model", "lurch-solver", "--tasks", "find_the_origin", "--limit", "40",
+                   "--output_path", str(tmp_path / "solver"), "--log_samples"], tmp_path)
+    assert solver.returncode == 0, solver.stderr[-3000:]
+    result = _results(tmp_path / "solver")["find_the_origin"]
+    assert result["score,none"] == 1.0 and result["memory_drift,none"] == 0.0 and result["f1,none"] == 1.0
+    assert result["score@8192,none"] == 1.0 and result["score@d=-15,none"] == 1.0
+
+    rand = _run([LURCH, "eval", "--model", "lurch-random", "--tasks", "find_the_origin", "--limit", "160",
+                 "--output_path", str(tmp_path / "random")], tmp_path)
+    assert rand.returncode == 0, rand.stderr[-3000:]
+    result = _results(tmp_path / "random")["find_the_origin"]
+    # Chance is one in the number of words in the list (hundreds to thousands): 160 docs give ~0-2 hits.
+    assert result["score,none"] <= 0.03 and result["memory_drift,none"] >= 0.97
+
+
+@pytest.mark.slow
+def test_umbrella_group_and_plain_lm_eval_with_dummy(tmp_path):
+    umbrella = _run([LURCH, "eval", "--model", "lurch-solver", "--tasks", "memory_drift", "--limit", "20",
+                     "--metadata", json.dumps({"max_seq_lengths": [512, 1024], "num_samples": 2}),
+                     "--output_path", str(tmp_path / "umbrella")], tmp_path)
+    assert umbrella.returncode == 0, umbrella.stderr[-3000:]
+    results = _results(tmp_path / "umbrella")
+    assert results["memory_drift"]["memory_drift,none"] == 0.0 and results["memory_drift"]["score,none"] == 1.0
+
+    tasks_path = _run([LURCH, "tasks-path"], tmp_path).stdout.strip()
+    assert Path(tasks_path, "find_the_origin.yaml").is_file()
+    lm_eval = shutil.which("lm_eval", path=str(BIN)) or shutil.which("lm-eval", path=str(BIN))
+    plain = _run([lm_eval, "--model", "dummy", "--tasks", "find_the_origin", "--include_path", tasks_path,
+                  "--limit", "8", "--output_path", str(tmp_path / "dummy")], tmp_path)
+    assert plain.returncode == 0, plain.stderr[-3000:]
+    assert _results(tmp_path / "dummy")["find_the_origin"]["score,none"] == 0.0  # dummy answers "lol"
+
+
+def test_lurch_eval_bad_metadata_is_one_line(tmp_path):
+    bad = _run([LURCH, "eval", "--model", "lurch-solver", "--tasks", "find_the_origin", "--limit", "1",
+                "--metadata", json.dumps({"max_seq_length": [512]})], tmp_path)
+    assert bad.returncode == 2
+    assert "Traceback" not in bad.stderr
+    assert "max_seq_length: unknown metadata key" in bad.stderr.strip().splitlines()[-1]
