@@ -63,9 +63,7 @@ def _dtype_of(key: str, value: object) -> datasets.Value:
         return _FLOAT64
     if isinstance(value, str):
         return _STRING
-    raise ValueError(
-        f"difficulty.{key}: {value!r} has no Arrow type; allowed: bool, int, float or str in every row"
-    )
+    raise ValueError(f"difficulty.{key}: {value!r} has no Arrow type; allowed: bool, int, float or str in every row")
 
 
 def instance_features(difficulty: Mapping[str, datasets.Value]) -> datasets.Features:
@@ -90,9 +88,7 @@ def instance_features(difficulty: Mapping[str, datasets.Value]) -> datasets.Feat
             "answer_text": _STRING,
             "options": datasets.List(_STRING),
             "answer_items": datasets.List(_STRING),
-            "evidence": datasets.List(
-                {"start": _INT64, "end": _INT64, "token_start": _INT64, "token_end": _INT64}
-            ),
+            "evidence": datasets.List({"start": _INT64, "end": _INT64, "token_start": _INT64, "token_end": _INT64}),
             "reasoning_graph": {
                 "nodes": datasets.List({"id": _STRING, "kind": _STRING, "text": _STRING}),
                 "edges": datasets.List(datasets.List(_STRING)),

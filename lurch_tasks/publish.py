@@ -33,7 +33,7 @@ import yaml
 from . import __version__
 from .core.config import config_to_dict
 from .core.instance import content_hash, schema_errors
-from .core.registry import get_family, get_task
+from .core.registry import get_family
 from .core.rng import canonical_json
 from .dataset_builders._builder import SPLIT, builder_class, check_limit, num_rows, resolved_task
 
@@ -159,7 +159,9 @@ def feature_type(feature: Any) -> str:
 
 def check_repo_id(repo_id: object) -> str:
     """``repo_id`` if it is ``ORG/NAME`` with Hub-legal parts, else a one-line ValueError."""
-    allowed = "ORG/NAME: letters, digits, '-', '_', '.'; no '--' or '..'; each part 1-96 chars, alphanumeric at both ends"
+    allowed = (
+        "ORG/NAME: letters, digits, '-', '_', '.'; no '--' or '..'; each part 1-96 chars, alphanumeric at both ends"
+    )
     parts = repo_id.split("/") if isinstance(repo_id, str) else []
     ok = (
         len(parts) == 2
@@ -469,7 +471,11 @@ def _row_stats(table: pa.Table) -> tuple[list[str], list[int]]:
 
 
 def _write_config(
-    table: pa.Table, features: datasets.Features, meta: dict[str, Any], sizes: Sequence[int], config_dir: Path,
+    table: pa.Table,
+    features: datasets.Features,
+    meta: dict[str, Any],
+    sizes: Sequence[int],
+    config_dir: Path,
     max_rows_per_file: int,
 ) -> None:
     """Write ``table`` as ``config_dir/test-KKKKK-of-NNNNN.parquet`` with fixed cuts and writer options."""
@@ -486,18 +492,30 @@ def _write_config(
         groups = plan_chunks(sizes[start:stop], ROW_GROUP_ROWS, ROW_GROUP_BYTES)
         with pq.ParquetWriter(str(config_dir / shard_file_name(shard, len(files))), schema, **PARQUET_OPTIONS) as w:
             for group_start, group_stop in groups:
-                w.write_table(part.slice(group_start, group_stop - group_start), row_group_size=group_stop - group_start)
+                w.write_table(
+                    part.slice(group_start, group_stop - group_start), row_group_size=group_stop - group_start
+                )
 
 
 def _build_config(
-    name: str, build_dir: Path, cache_dir: Path, *, num_proc: int, overrides: Mapping[str, Any] | None,
-    seed: int | None, limit: int | None, max_rows_per_file: int,
+    name: str,
+    build_dir: Path,
+    cache_dir: Path,
+    *,
+    num_proc: int,
+    overrides: Mapping[str, Any] | None,
+    seed: int | None,
+    limit: int | None,
+    max_rows_per_file: int,
 ) -> None:
     """Run the family builder for one config and write its Parquet files into ``build_dir/name``."""
     task = resolved_task(name, overrides, seed)
     builder = builder_class(task.family)(
-        cache_dir=str(cache_dir / name), config_name=name, overrides=dict(overrides or {}) or None,
-        seed=seed, limit=limit,
+        cache_dir=str(cache_dir / name),
+        config_name=name,
+        overrides=dict(overrides or {}) or None,
+        seed=seed,
+        limit=limit,
     )
     builder.download_and_prepare(num_proc=num_proc if num_proc > 1 else None)
     dataset = builder.as_dataset(split=SPLIT)
@@ -577,8 +595,16 @@ def materialize(
         build.mkdir()
         with _progress_bars(progress):
             for name in names:
-                _build_config(name, build, staging / "cache", num_proc=num_proc, overrides=overrides, seed=seed,
-                              limit=limit, max_rows_per_file=max_rows_per_file)
+                _build_config(
+                    name,
+                    build,
+                    staging / "cache",
+                    num_proc=num_proc,
+                    overrides=overrides,
+                    seed=seed,
+                    limit=limit,
+                    max_rows_per_file=max_rows_per_file,
+                )
         summaries = [read_summary(build / name) for name in names] + kept_summaries
         (build / "README.md").write_text(render_card(summaries), encoding="utf-8", newline="\n")
         _move_into_place(build, out_dir, names, staging / "trash")
@@ -658,7 +684,9 @@ def validate_folder(folder: Path, *, progress: bool = True) -> dict[str, dict[st
             rows, more = _validate_config(config_dir, bar)
             problems += more
             summary[config_dir.name] = {
-                "rows": rows, "problems": problems[:MAX_REPORTED_PROBLEMS], "problem_count": len(problems),
+                "rows": rows,
+                "problems": problems[:MAX_REPORTED_PROBLEMS],
+                "problem_count": len(problems),
             }
     return summary
 
@@ -720,9 +748,7 @@ def hub_files(folder: Path) -> list[str]:
     return files
 
 
-def push(
-    folder: Path, repo_id: str, *, dry_run: bool, private: bool = False, token: str | None = None
-) -> list[str]:
+def push(folder: Path, repo_id: str, *, dry_run: bool, private: bool = False, token: str | None = None) -> list[str]:
     """Upload a materialized folder to the dataset repo ``repo_id``; returns the uploaded relative paths.
 
     With ``dry_run`` nothing touches the network: the files that would be uploaded are returned. A real
@@ -737,14 +763,15 @@ def push(
 
     token = token or os.environ.get("HF_TOKEN") or _stored_token()
     if not token:
-        raise ValueError(
-            "token: none found; allowed: pass a token, set HF_TOKEN, or log in with `hf auth login`"
-        )
+        raise ValueError("token: none found; allowed: pass a token, set HF_TOKEN, or log in with `hf auth login`")
     configs = sorted(_card_configs(Path(folder)))
     api = HfApi(token=token)
     api.create_repo(repo_id, repo_type="dataset", exist_ok=True, private=private)
     api.upload_folder(
-        repo_id=repo_id, folder_path=str(folder), repo_type="dataset", allow_patterns=files,
+        repo_id=repo_id,
+        folder_path=str(folder),
+        repo_type="dataset",
+        allow_patterns=files,
         delete_patterns=[f"{name}/*" for name in configs],
         commit_message=f"lurch-tasks {__version__}: upload {', '.join(configs)}",
     )

@@ -19,7 +19,7 @@ from ..core.config import ConfigError
 
 # Harness-level knob names -> config fields (RULER's name for the length axis).
 ALIASES = {"max_seq_lengths": "context_tokens"}
-HARNESS_KEYS = ("seed", "split", "tokenizer")
+HARNESS_KEYS = ("seed", "split", "tokenizer", "dataset_path")
 YAML_METADATA_KEYS = ("version", "config_source")  # added by our YAMLs and by lm-eval itself
 # The length axes are mutually exclusive: setting one clears the others.
 LENGTH_AXES = ("context_tokens", "num_lines", "line_growth")
@@ -31,19 +31,22 @@ class TaskRequest:
     overrides: dict[str, Any]
     seed: int | None
     split: str
+    dataset_path: str | None = None  # read a materialized folder (or Hub copy) instead of generating
 
 
 def parse_metadata(config_type: type, metadata: Mapping[str, Any]) -> TaskRequest:
     """Split lm-eval's merged metadata into config overrides, seed and split (validated later)."""
     fields = {f.name for f in dataclasses.fields(config_type)}
     overrides: dict[str, Any] = {}
-    seed, split = None, "test"
+    seed, split, dataset_path = None, "test", None
     for key, value in metadata.items():
         field = ALIASES.get(key, key)
         if key == "seed":
             seed = _as_int("seed", value)
         elif key == "split":
             split = str(value)
+        elif key == "dataset_path":
+            dataset_path = str(value) if value else None
         elif field in fields:
             overrides[field] = _coerce(field, value)
         elif key in YAML_METADATA_KEYS or key in model_argument_names():
@@ -57,7 +60,13 @@ def parse_metadata(config_type: type, metadata: Mapping[str, Any]) -> TaskReques
     for axis in LENGTH_AXES:
         if set_axes and axis in fields and axis not in overrides:
             overrides[axis] = ()
-    return TaskRequest(overrides, seed, split)
+    if dataset_path and (overrides or seed is not None):
+        given = sorted(overrides) + (["seed"] if seed is not None else [])
+        raise ConfigError(
+            f"dataset_path: {dataset_path!r} cannot be combined with {', '.join(given)}; allowed: a stored copy "
+            "is read as it was materialized (regenerate it with `lurch materialize --set ...` instead)"
+        )
+    return TaskRequest(overrides, seed, split, dataset_path)
 
 
 def _as_int(field: str, value: Any) -> int:

@@ -5,6 +5,7 @@ Both see only the prompt string lm-eval would send to a real model, never the do
 
 from __future__ import annotations
 
+import lm_eval.models  # noqa: F401  (lm-eval registers its own models only into an empty registry: go first)
 from lm_eval.api.model import LM
 from lm_eval.api.registry import register_model
 from tqdm.auto import tqdm

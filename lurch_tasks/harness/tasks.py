@@ -20,11 +20,24 @@ def build_docs(task_name: str, **metadata: Any) -> dict[str, Any]:
     registered = get_task(task_name)
     request = parse_metadata(type(registered.config), metadata)
     check_split(request.split)
+    if request.dataset_path:
+        return {"test": _stored_docs(request.dataset_path, task_name, request.split)}
     task = resolve_task(task_name, request.overrides, request.seed)
     size = task_size(task)
     rows = list(tqdm(iter_rows(task, range(size), request.split), total=size, desc=f"generating {task_name}",
                      unit="doc", disable=size < 50))
     return {"test": datasets.Dataset.from_list(rows)}
+
+
+def _stored_docs(path: str, task_name: str, split: str):
+    """Docs read from a materialized folder or a Hub copy (same rows as generating them)."""
+    import datasets
+
+    try:
+        return datasets.load_dataset(path, task_name, split=split)
+    except (FileNotFoundError, ValueError) as err:
+        first_line = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise ValueError(f"dataset_path: cannot read config {task_name!r} from {path!r}: {first_line}") from err
 
 
 def process_results(doc: dict, results: list[str]) -> dict[str, float]:
