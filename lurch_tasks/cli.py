@@ -123,7 +123,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     failed = False
     for config, result in summary.items():
         problems = result["problems"]
-        status = "ok" if not problems else f"{len(problems)} problem(s)"
+        status = "ok" if not problems else f"{result['problem_count']} problem(s)"
         print(f"{config}: {result['rows']} rows, {status}")
         for problem in problems[:20]:
             print(f"  - {problem}")

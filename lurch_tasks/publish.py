@@ -35,6 +35,7 @@ from .core.config import config_to_dict
 from .core.instance import content_hash, schema_errors
 from .core.registry import get_family
 from .core.rng import canonical_json
+from .core.vocab import VOCABULARIES, data_license
 from .dataset_builders._builder import SPLIT, builder_class, check_limit, num_rows, resolved_task
 
 # ---------------------------------------------------------------- fixed output parameters
@@ -61,7 +62,6 @@ MAX_REPORTED_PROBLEMS = 100
 
 META_KEY = b"lurch"
 HF_META_KEY = b"huggingface"
-DATA_LICENSE = "cc-by-sa-4.0"
 CODE_LICENSE = "Apache-2.0"
 TAGS = ["long-context", "reasoning", "synthetic", "lurch"]
 _PART = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
@@ -100,10 +100,6 @@ DIFFICULTY_DOCS = {
     "evidence_scope_chars": "evidence scope in characters",
     "evidence_dispersion_chars": "evidence dispersion in characters",
     "reasoning_depth": "inference steps on the longest path of the reasoning graph",
-}
-SOURCE_NOTES = {
-    "english_words.txt": "frequency order from wordfreq (CC BY-SA 4.0, https://doi.org/10.5281/zenodo.7199437), "
-    "filtered with SCOWL and better-profanity",
 }
 
 
@@ -278,7 +274,7 @@ def _card_header(summaries: Sequence[ConfigSummary]) -> dict[str, Any]:
         for summary in summaries
     ]
     return {
-        "license": DATA_LICENSE,
+        "license": _data_license(_families(summaries)),
         "language": ["en"],
         "pretty_name": "lurch-tasks: " + ", ".join(_families(summaries)),
         "tags": list(TAGS),
@@ -427,13 +423,17 @@ def _license_section(families: Sequence[str]) -> list[str]:
     out = [
         "## License",
         "",
-        f"Data: CC BY-SA 4.0 (`{DATA_LICENSE}`). The generated text is built from vocabulary files shipped with "
+        f"Data: `{_data_license(families)}`. The generated text is built from vocabulary files shipped with "
         "lurch-tasks (provenance in `lurch_tasks/core/data/README.md`):",
         "",
     ]
-    out += [f"- `{name}`: {SOURCE_NOTES.get(name, 'see lurch_tasks/core/data/README.md')}" for name in sources]
+    out += [f"- `{name}` ({VOCABULARIES[name].license}): {VOCABULARIES[name].note}" for name in sources]
     out += ["", f"Code (lurch-tasks, the generator): {CODE_LICENSE}.", ""]
     return out
+
+
+def _data_license(families: Sequence[str]) -> str:
+    return data_license(tuple(sorted({name for family in families for name in get_family(family).source_files})))
 
 
 def _citation_section(families: Sequence[str]) -> list[str]:

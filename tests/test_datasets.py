@@ -18,13 +18,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from lurch_tasks.dataset_builders._builder import builder_class, index_ranges, task_features, type_mismatches
-from lurch_tasks.dataset_builders.find_the_origin import FindTheOrigin
 
 from lurch_tasks import publish
 from lurch_tasks.core.generation import generate_row, resolve_task, task_size
 from lurch_tasks.core.instance import Instance, content_hash
 from lurch_tasks.core.registry import all_tasks
+from lurch_tasks.dataset_builders._builder import builder_class, index_ranges, task_features, type_mismatches
+from lurch_tasks.dataset_builders.find_the_origin import FindTheOrigin
 from lurch_tasks.publish import materialize, plan_chunks, push, render_card, summarize_folder, validate_folder
 
 CONFIG = "find_the_origin"
@@ -197,6 +197,9 @@ def test_writes_are_atomic_and_keep_other_configs(built: Path, tmp_path: Path, m
     out = tmp_path / "out"
     shutil.copytree(built, out)
     original = digests(out)
+    # Re-running into an existing folder gives the same bytes.
+    materialize([CONFIG], out, overrides=SMALL, progress=False, max_rows_per_file=FILE_ROWS)
+    assert digests(out) == original
     # Adding a config keeps the existing one byte for byte and lists both in the card.
     materialize(["find_the_origin_random"], out, overrides=SMALL, limit=4, progress=False)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no temp dirs left next to out
@@ -235,6 +238,38 @@ def test_writes_are_atomic_and_keep_other_configs(built: Path, tmp_path: Path, m
 def test_push_dry_run_lists_files_without_network(built: Path, no_network: None) -> None:
     files = push(built, "lurch-org/find-the-origin", dry_run=True)
     assert files == ["README.md"] + [f"{CONFIG}/test-0000{k}-of-00003.parquet" for k in range(3)]
+
+
+def test_push_creates_repo_and_uploads_listed_files(
+    built: Path, monkeypatch: pytest.MonkeyPatch, no_network: None
+) -> None:
+    import huggingface_hub
+
+    calls: list[tuple[str, dict]] = []
+
+    class FakeApi:
+        def __init__(self, token: str | None = None) -> None:
+            calls.append(("init", {"token": token}))
+
+        def create_repo(self, repo_id: str, **kwargs) -> None:
+            calls.append(("create_repo", {"repo_id": repo_id, **kwargs}))
+
+        def upload_folder(self, **kwargs) -> None:
+            calls.append(("upload_folder", kwargs))
+
+    monkeypatch.setattr(huggingface_hub, "HfApi", FakeApi)
+    monkeypatch.setenv("HF_TOKEN", "hf_from_env")
+    files = push(built, "lurch-org/fto", dry_run=False, private=True)
+    assert files == push(built, "lurch-org/fto", dry_run=True)
+    assert calls[0] == ("init", {"token": "hf_from_env"})
+    assert calls[1] == (
+        "create_repo",
+        {"repo_id": "lurch-org/fto", "repo_type": "dataset", "exist_ok": True, "private": True},
+    )
+    upload = calls[2][1]
+    assert upload["repo_id"] == "lurch-org/fto" and upload["repo_type"] == "dataset"
+    assert upload["folder_path"] == str(built) and upload["allow_patterns"] == files
+    assert upload["delete_patterns"] == [f"{CONFIG}/*"]  # stale shards of the uploaded configs go in the same commit
 
 
 @pytest.mark.parametrize(

@@ -50,7 +50,7 @@ def test_structured_every_link_is_d_lines_apart(d, chain_length):
     assert checked * chain_length / (chain_length - 1) >= len(pairs) - 2 * abs(d) * chain_length
     params = json.loads(row["params"])
     rows = params["target_rows"]
-    assert [b - a for a, b in zip(rows, rows[1:])] == [d] * (chain_length - 1)
+    assert [b - a for a, b in zip(rows, rows[1:], strict=False)] == [d] * (chain_length - 1)
     assert FAMILY.audit(row) == []
 
 
@@ -80,7 +80,7 @@ def test_paper_grid_grows_eight_lines_from_d_plus_one():
     cells = task.config.cells()
     for d in (-15, 1, 15):
         lengths = [c.length for c in cells if c.d == d]
-        assert lengths[0] == abs(d) + 1 and all(b - a == 8 for a, b in zip(lengths, lengths[1:]))
+        assert lengths[0] == abs(d) + 1 and all(b - a == 8 for a, b in zip(lengths, lengths[1:], strict=False))
     last = generate_row(task, task.config.size() - 1)
     assert 9000 <= last["difficulty"]["context_tokens"] <= 10500  # the paper's range ends near 10k tokens
     first = generate_row(task, 0)

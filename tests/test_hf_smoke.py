@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from hf_tiny import N_POSITIONS, build_tiny_gpt2
 
 pytestmark = pytest.mark.slow
@@ -152,7 +151,8 @@ def test_budget_uses_the_model_tokenizer(samples, tiny_model, tiny_tokenizer):
         seen_targets.add(target)
         measured = len(tiny_tokenizer(doc["context"], add_special_tokens=False)["input_ids"])
         assert measured == difficulty["context_tokens"], (
-            f"doc {doc['index']}: recorded {difficulty['context_tokens']} context tokens, tiny tokenizer counts {measured}"
+            f"doc {doc['index']}: recorded {difficulty['context_tokens']} context tokens, "
+            f"tiny tokenizer counts {measured}"
         )
         assert difficulty["context_tokens"] <= target, f"doc {doc['index']}: {measured} > target {target}"
     assert seen_targets == set(TARGETS)

@@ -10,6 +10,7 @@ from .config import config_from_mapping
 from .registry import Family, Task, get_family, get_task
 
 SPLITS = ("test", "validation", "train")
+MAX_SEED = 2**63 - 1  # the seed column is int64
 
 
 def resolve_task(name: str, overrides: Mapping[str, Any] | None = None, seed: int | None = None) -> Task:
@@ -19,8 +20,8 @@ def resolve_task(name: str, overrides: Mapping[str, Any] | None = None, seed: in
         config = config_from_mapping(type(task.config), overrides, base=task.config)
         task = dataclasses.replace(task, config=config)
     if seed is not None:
-        if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-            raise ValueError(f"seed: {seed!r} is not allowed; allowed: a non-negative integer")
+        if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= MAX_SEED:
+            raise ValueError(f"seed: {seed!r} is not allowed; allowed: an integer in 0..{MAX_SEED}")
         task = dataclasses.replace(task, seed=seed)
     return task
 

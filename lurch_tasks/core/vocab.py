@@ -3,22 +3,49 @@
 from __future__ import annotations
 
 import hashlib
-from functools import lru_cache
+from dataclasses import dataclass
+from functools import cache
 from importlib import resources
+
+
+@dataclass(frozen=True)
+class VocabularyInfo:
+    """Licence (an SPDX-like Hub id) and a one-line provenance note of a shipped vocabulary."""
+
+    license: str
+    note: str
+
+
+VOCABULARIES = {
+    "english_words.txt": VocabularyInfo(
+        license="cc-by-sa-4.0",
+        note="frequency order from wordfreq (CC BY-SA 4.0, https://doi.org/10.5281/zenodo.7199437), "
+        "filtered with SCOWL and better-profanity",
+    ),
+}
+# Generated data with no share-alike source carries the code's licence.
+DEFAULT_DATA_LICENSE = "apache-2.0"
+
+
+def data_license(names: tuple[str, ...]) -> str:
+    """The licence of data built from these vocabularies (share-alike wins)."""
+    licenses = sorted({VOCABULARIES[name].license for name in names})
+    share_alike = [lic for lic in licenses if "sa" in lic.split("-")]
+    return share_alike[0] if share_alike else DEFAULT_DATA_LICENSE
 
 
 def _data_file(name: str):
     return resources.files("lurch_tasks.core").joinpath("data", name)
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_words(name: str) -> tuple[str, ...]:
     """One entry per line, in file order (for english_words.txt: most frequent first)."""
     text = _data_file(name).read_text("utf-8")
     return tuple(line for line in text.splitlines() if line)
 
 
-@lru_cache(maxsize=None)
+@cache
 def source_hash(names: tuple[str, ...]) -> str:
     """SHA-256 over the named vocabulary files' bytes, in the given order."""
     digest = hashlib.sha256()

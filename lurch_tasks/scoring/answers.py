@@ -23,8 +23,8 @@ def parse_final_answer(output: object) -> str | None:
     if not isinstance(output, str):
         output = "" if output is None else str(output)
     last = None
-    for last in _FINAL_MARKER.finditer(output):
-        pass
+    for match in _FINAL_MARKER.finditer(output):
+        last = match
     if last is None:
         return None
     rest = output[last.end() :].lstrip(" \t*_`:-=–—")

@@ -36,7 +36,8 @@ def audit(row: dict) -> list[str]:
         problems.append("the answer is not the chain's origin")
     for k in range(len(chain_rows) - 1):
         if chain_rows[k + 1] - chain_rows[k] != d:
-            problems.append(f"target links {k} and {k + 1} are {chain_rows[k + 1] - chain_rows[k]} lines apart, not d={d}")
+            gap = chain_rows[k + 1] - chain_rows[k]
+            problems.append(f"target links {k} and {k + 1} are {gap} lines apart, not d={d}")
     if params["arrangement"] == "structured":
         problems.extend(_structured_problems(pairs, d))
     evidence_lines = {row["context"][span["start"] : span["end"]] for span in row["evidence"]}

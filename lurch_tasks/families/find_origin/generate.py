@@ -187,7 +187,7 @@ def generate(config: FindOriginConfig, seed: int, split: str, index: int, config
     # Evidence spans are in row order; re-order them into link order to measure link separation.
     token_starts = [span["token_start"] for span in evidence.spans]
     link_token_starts = token_starts if cell.d > 0 else token_starts[::-1]
-    separations = [abs(b - a) for a, b in zip(link_token_starts, link_token_starts[1:])]
+    separations = [abs(b - a) for a, b in zip(link_token_starts, link_token_starts[1:], strict=False)]
     difficulty = {
         "context_tokens": counter.count(context),
         "context_chars": len(context),
