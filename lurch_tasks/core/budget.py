@@ -1,16 +1,20 @@
 """Fitting generated text to a token budget without re-tokenizing the whole text per step.
 
-Each block is counted once as it is produced; a running total decides how many blocks fit; the final
-text is counted once, and only if boundary merges push it over the budget are blocks dropped (each
-drop costs one more count, and it is rare: blocks are counted with their separator).
+Blocks (each with its separator) are counted once, a chunk of blocks per tokenizer call, against a
+running total; only the chunk that crosses the budget is counted block by block. The final text is
+counted once, and only if boundary merges push it over the budget are blocks dropped (each drop costs
+one more count; rare, because blocks are counted together with their separator).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 
 from .tokens import TokenCounter
+
+CHUNK_BLOCKS = 128  # blocks per tokenizer call: amortizes per-call overhead, bounds wasted work
 
 
 @dataclass(frozen=True)
@@ -20,15 +24,28 @@ class Fitted:
     tokens: int
 
 
-def count_fitting(costs: Iterator[int], budget: int, base: int = 0) -> int:
-    """Largest m such that base + the first m costs stay within budget (consumes lazily)."""
+def count_fitting(blocks: Iterator[str], counter: TokenCounter, budget: int, base: int = 0) -> int:
+    """Largest m such that ``base`` + tokens of the first m blocks stay within ``budget``.
+
+    ``blocks`` is consumed lazily and may be infinite.
+    """
     total, fitted = base, 0
-    for cost in costs:
-        if total + cost > budget:
-            break
-        total += cost
-        fitted += 1
-    return fitted
+    while True:
+        chunk = list(islice(blocks, CHUNK_BLOCKS))
+        if not chunk:
+            return fitted
+        cost = counter.count("".join(chunk))
+        if total + cost <= budget:
+            total += cost
+            fitted += len(chunk)
+            continue
+        for block in chunk:
+            cost = counter.count(block)
+            if total + cost > budget:
+                return fitted
+            total += cost
+            fitted += 1
+        return fitted
 
 
 def settle_to_budget(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import accumulate
 from typing import Protocol, runtime_checkable
 
 REFERENCE_TOKENIZER = "cl100k_base"
@@ -47,9 +48,12 @@ class TiktokenCounter:
         return [len(t) for t in self._enc.encode_ordinary_batch(texts, num_threads=1)]
 
     def token_starts(self, text: str) -> list[int]:
-        # decode_with_offsets reports character (not byte) offsets of each token start.
-        _, starts = self._enc.decode_with_offsets(self._enc.encode_ordinary(text))
-        return starts
+        tokens = self._enc.encode_ordinary(text)
+        if not text.isascii():
+            # decode_with_offsets maps byte offsets to character offsets (slow, but exact for any text).
+            return self._enc.decode_with_offsets(tokens)[1]
+        # ASCII: one byte per character, so token starts are running sums of token byte lengths.
+        return list(accumulate((len(b) for b in self._enc.decode_tokens_bytes(tokens)), initial=0))[:-1]
 
 
 class HFTokenCounter:

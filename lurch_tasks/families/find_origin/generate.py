@@ -89,8 +89,8 @@ class StructuredLines:
         top = -self.layout.lines_above(n)
         return [self.line(top + i) for i in range(n)]
 
-    def growth_costs(self, counter: TokenCounter):
-        """Token cost of each line added as the window grows from the target span outward."""
+    def growth_lines(self):
+        """Each line added (with its newline) as the window grows from the target span outward."""
         previous_above = self.layout.lines_above(self.layout.span)
         n = self.layout.span
         while True:
@@ -98,7 +98,7 @@ class StructuredLines:
             above = self.layout.lines_above(n)
             position = -above if above > previous_above else n - above - 1
             previous_above = above
-            yield counter.count(self.line(position)[0] + "\n")
+            yield self.line(position)[0] + "\n"
 
 
 class RandomLines:
@@ -133,11 +133,11 @@ class RandomLines:
                 lines.append((next(rest), False))
         return lines
 
-    def growth_costs(self, counter: TokenCounter):
-        """Token cost of each distractor line added beyond the minimal window of ``span`` lines."""
+    def growth_lines(self):
+        """Each distractor line (with its newline) added beyond the minimal window of ``span`` lines."""
         i = self.layout.span - self.layout.chain_length
         while True:
-            yield counter.count(self.distractor(i) + "\n")
+            yield self.distractor(i) + "\n"
             i += 1
 
 
@@ -171,10 +171,12 @@ def generate(config: FindOriginConfig, seed: int, split: str, index: int, config
         source = RandomLines(layout, words, derive_seed(rng_seed, "shuffle"))
     target_tokens = cell.length if cell.length_unit == "tokens" else 0
     if target_tokens:
-        num_lines = _fit_lines(source, layout.span, counter, target_tokens)
+        num_lines, context_tokens = _fit_lines(source, layout.span, counter, target_tokens)
+        lines = source.window(num_lines)
     else:
         num_lines = cell.length
-    lines = source.window(num_lines)
+        lines = source.window(num_lines)
+        context_tokens = counter.count("\n".join(text for text, _ in lines))
     assembled = assemble([Block(text, ev) for text, ev in lines])
     context = assembled.text
     target_rows = _link_rows(lines, layout)
@@ -189,7 +191,7 @@ def generate(config: FindOriginConfig, seed: int, split: str, index: int, config
     link_token_starts = token_starts if cell.d > 0 else token_starts[::-1]
     separations = [abs(b - a) for a, b in zip(link_token_starts, link_token_starts[1:], strict=False)]
     difficulty = {
-        "context_tokens": counter.count(context),
+        "context_tokens": context_tokens,
         "context_chars": len(context),
         "target_tokens": target_tokens,
         "prompt_tokens": counter.count(prompt),
@@ -243,16 +245,20 @@ def generate(config: FindOriginConfig, seed: int, split: str, index: int, config
     )
 
 
-def _fit_lines(source: StructuredLines | RandomLines, min_lines: int, counter: TokenCounter, budget: int) -> int:
-    """Most lines whose context stays within ``budget`` tokens: lines are counted once as the window
-    grows, and the final text once more."""
+def _fit_lines(
+    source: StructuredLines | RandomLines, min_lines: int, counter: TokenCounter, budget: int
+) -> tuple[int, int]:
+    """Most lines whose context stays within ``budget`` tokens, and that context's exact token count.
+
+    Lines are counted once as the window grows, and the final text once more."""
     base_cost = counter.count("\n".join(text for text, _ in source.window(min_lines)) + "\n")
-    extra = count_fitting(source.growth_costs(counter), budget, base_cost)
+    extra = count_fitting(source.growth_lines(), counter, budget, base_cost)
 
     def render(n_extra: int) -> str:
         return "\n".join(text for text, _ in source.window(min_lines + n_extra))
 
-    return min_lines + settle_to_budget(render, counter, extra, budget, 0).blocks
+    fitted = settle_to_budget(render, counter, extra, budget, 0)
+    return min_lines + fitted.blocks, fitted.tokens
 
 
 def _chain_ends(chain_lines: list[str]) -> tuple[str, str]:
