@@ -15,7 +15,7 @@ from ...core.rng import LazyPermutation, StableRng, canonical_json, derive_seed
 from ...core.tokens import TokenCounter, get_token_counter, reference_counter
 from ...core.vocab import load_words, source_hash
 from .config import Cell, FindOriginConfig
-from .prompt import CONTEXT_HEADER, render_line, render_prompt, render_question
+from .prompt import parse_line, render_line, render_prompt, render_question
 
 FAMILY = "find_the_origin"
 VERSION = "1.0.0"
@@ -262,10 +262,10 @@ def _fit_lines(
 
 
 def _chain_ends(chain_lines: list[str]) -> tuple[str, str]:
-    from .prompt import parse_line
-
+    """Origin and destination of the target chain, read back from its rendered lines."""
     first, last = parse_line(chain_lines[0]), parse_line(chain_lines[-1])
-    assert first is not None and last is not None  # our own rendered lines always parse
+    if first is None or last is None:
+        raise RuntimeError("a rendered target line does not parse: the line template and its parser disagree")
     return first[0], last[1]
 
 
@@ -285,4 +285,4 @@ def _reasoning_graph(chain_lines: list[str], origin: str, destination: str) -> t
     return nodes, edges
 
 
-__all__ = ["CONTEXT_HEADER", "FAMILY", "VERSION", "generate"]
+__all__ = ["FAMILY", "VERSION", "generate"]
