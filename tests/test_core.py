@@ -236,3 +236,20 @@ def test_config_errors_name_the_field(values, field):
         config_from_mapping(FindOriginConfig, values)
     message = str(err.value)
     assert message.startswith(field) and "allowed" in message and "\n" not in message
+
+
+@pytest.mark.parametrize(
+    "gold, predicted, tp, fp, fn, precision, recall, drift",
+    [  # Table II of the graph-reconstruction paper (seed 000), edges as "a|b" items.
+        (["a|b", "b|c"], ["a|b", "b|c"], 2, 0, 0, 1.0, 1.0, 0.0),
+        (["a|b", "b|c", "c|d"], ["a|b", "c|d"], 2, 0, 1, 1.0, 2 / 3, 0.5),
+        (["a|b", "b|c", "c|d", "d|e"], ["a|b", "c|d"], 2, 0, 2, 1.0, 0.5, 0.75),
+        (["a|b", "b|c"], ["a|b", "a|c"], 1, 1, 1, 0.5, 0.5, 0.875),
+        (["a|b", "b|c"], [], 0, 0, 2, 0.0, 0.0, 1.0),
+    ],
+)
+def test_memory_drift_reproduces_table_ii(gold, predicted, tp, fp, fn, precision, recall, drift):
+    s = score_items(gold, predicted)
+    assert (s.tp, s.fp, s.fn) == (tp, fp, fn)
+    assert s.precision == pytest.approx(precision) and s.recall == pytest.approx(recall)
+    assert s.memory_drift == pytest.approx(drift)
