@@ -1,0 +1,70 @@
+"""Graph reconstruction / memory drift (source paper 000): recover the hidden graph linking people."""
+
+from __future__ import annotations
+
+import json
+
+from ...core.registry import Family, Task, register_family, register_task
+from ...scoring import score_items
+from ...scoring.pairs import parse_edges
+from .audit import audit
+from .baselines import guess, solve
+from .config import GraphConfig
+from .generate import FAMILY, VERSION, generate
+from .world import VOCABULARY
+
+CITATION = """@article{memorydrift2025,
+  title   = {Can an LLM Induce a Graph? Investigating Memory Drift and Context Length},
+  year    = {2025},
+  note    = {Graph reconstruction benchmark: edge, subgraph and clique discovery; memory drift metric}
+}"""
+GROUP = "memory_drift_graph"
+
+
+def score(doc: dict, output: str) -> dict[str, float]:
+    """Edge-level TP/FP/FN against the gold graph; ``score`` is 1 - memory drift (the paper's "Score")."""
+    params = json.loads(doc["params"])
+    predicted = parse_edges(output, params["people"], groups=params["task"] == "clique")
+    items = score_items(doc["answer_items"], predicted)
+    return {"score": 1.0 - items.memory_drift, "memory_drift": items.memory_drift, "precision": items.precision,
+            "recall": items.recall, "f1": items.f1}
+
+
+def bin_keys(doc: dict) -> dict[str, str]:
+    """Per-bin suffixes: the context-length bin and the density (connections per prompt)."""
+    difficulty = doc["difficulty"]
+    return {"length": str(difficulty["target_tokens"]), "density": f"k={difficulty['connections']}"}
+
+
+def bin_names(config: GraphConfig) -> list[str]:
+    cells = config.cells()
+    return [str(n) for n in sorted({c.context_tokens for c in cells})] + [
+        f"k={k}" for k in sorted({c.connections for c in cells})]
+
+
+register_family(
+    Family(
+        name=FAMILY, version=VERSION, config_type=GraphConfig, generate=generate, audit=audit, solve=solve,
+        guess=guess, score=score, bin_keys=bin_keys, bin_names=bin_names, group=GROUP, source_files=VOCABULARY,
+        citation=CITATION,
+        description=(
+            "Graph reconstruction (memory drift): intelligence-style profiles of people, some linked by a "
+            "specific shared detail (phone, plate, account, event, flight, named group), interleaved with "
+            "unlinked distractors; the model lists every connection. Scored on edges with memory drift, "
+            "precision, recall and F1."
+        ),
+    )
+)
+
+_LONG = (32768, 65536, 131072)
+for _task in ("edge", "subgraph", "clique"):
+    _name = f"memory_drift_{_task}"
+    register_task(Task(_name, FAMILY, GraphConfig(task=_task),
+                       f"{_task} discovery, densities 1-7 x contexts of 1k-16k tokens", in_suite=True))
+    register_task(Task(f"{_name}_long", FAMILY, GraphConfig(task=_task, context_tokens=_LONG, num_samples=1),
+                       f"{_task} discovery, contexts of 32k-128k tokens"))
+for _style in ("cot", "cot_expanded"):
+    register_task(Task(f"memory_drift_edge_{_style}", FAMILY, GraphConfig(task="edge", prompt_style=_style),
+                       f"edge discovery with the {_style.replace('_', ' ')} prompt (paper IV-D)"))
+
+__all__ = ["GraphConfig", "generate", "score"]

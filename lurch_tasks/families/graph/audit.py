@@ -1,0 +1,42 @@
+"""Row audits for graph reconstruction: the induced-subgraph audit and answerability from the text."""
+
+from __future__ import annotations
+
+import json
+
+from ...core.config import config_from_mapping
+from .baselines import recover_edges
+from .config import GraphConfig
+from .prompt import profile_name, render_prompt, split_prompt
+from .sampling import induced_edges
+from .world import build_world
+
+
+def audit(row: dict) -> list[str]:
+    """Problems in one row (empty when sound)."""
+    problems: list[str] = []
+    params = json.loads(row["params"])
+    config = config_from_mapping(GraphConfig, params["config"])
+    world = build_world(config, params["world_seed"])
+    order = params["person_ids"]
+    names = [world.people[p].name for p in order]
+    if names != params["people"]:
+        problems.append("the prompt's people are not the world's people at the recorded ids")
+        return problems
+    gold = sorted(sorted(pair) for pair in json.loads(row["answer"]))
+    induced = sorted(sorted((world.people[u].name, world.people[v].name)) for u, v in induced_edges(world.graph, order))
+    if induced != gold:
+        problems.append(f"induced subgraph has {len(induced)} edges but the gold graph has {len(gold)}")
+    if row["prompt"] != render_prompt(row["context"], len(order), row["question"]):
+        problems.append("prompt is not the rendered context + question")
+    paragraphs = split_prompt(row["prompt"])
+    if [profile_name(p) for p in paragraphs] != names:
+        problems.append("profile paragraphs do not match the recorded people")
+    if sorted(list(p) for p in recover_edges(row["prompt"])) != gold:
+        problems.append("the edges recoverable from shared identifiers differ from the gold graph")
+    for span in row["evidence"]:
+        sentence = row["context"][span["start"]: span["end"]]
+        if not sentence.endswith("."):
+            problems.append(f"evidence span {span['start']}..{span['end']} is not a whole sentence")
+            break
+    return problems

@@ -1,0 +1,100 @@
+"""Min-degree unit sampling (paper 000, Algorithm 1) and distractor selection.
+
+Units are picked one at a time on a shrinking copy of the world graph; after each pick the unit's closed
+neighbourhood is removed, so units are pairwise non-adjacent. Ties are broken by the sorted node tuple,
+so the result is a pure function of the graph.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import networkx as nx
+
+Unit = tuple[int, ...]
+
+
+def _degree_sum(graph: nx.Graph, nodes: Iterable[int]) -> int:
+    return sum(graph.degree(n) for n in nodes)
+
+
+def pick_edge(graph: nx.Graph) -> Unit | None:
+    """The edge with the smallest deg(u) + deg(v)."""
+    best = None
+    for u, v in graph.edges():
+        pair = (min(u, v), max(u, v))
+        key = (graph.degree(u) + graph.degree(v), pair)
+        if best is None or key < best:
+            best = key
+    return best[1] if best else None
+
+
+def pick_star(graph: nx.Graph, degree: int) -> Unit | None:
+    """Among nodes of degree exactly ``degree``, the one whose closed neighbourhood has the smallest
+    degree sum; the unit is that closed neighbourhood, centre first."""
+    best = None
+    for node in graph.nodes():
+        if graph.degree(node) != degree:
+            continue
+        leaves = tuple(sorted(graph.neighbors(node)))
+        key = (_degree_sum(graph, (node, *leaves)), node)
+        if best is None or key < best:
+            best = (key[0], node, leaves)
+    return (best[1], *best[2]) if best else None
+
+
+def pick_clique(graph: nx.Graph, size: int) -> Unit | None:
+    """Among all cliques of exactly ``size`` nodes, the one with the smallest degree sum."""
+    best = None
+    for clique in nx.enumerate_all_cliques(graph):
+        if len(clique) < size:
+            continue
+        if len(clique) > size:
+            break  # enumerate_all_cliques yields cliques in order of size
+        members = tuple(sorted(clique))
+        key = (_degree_sum(graph, members), members)
+        if best is None or key < best:
+            best = key
+    return best[1] if best else None
+
+
+def sample_units(graph: nx.Graph, task: str, parameter: int) -> list[Unit]:
+    """Algorithm 1: repeatedly pick the least entangled unit, then remove its closed neighbourhood."""
+    remaining = graph.copy()
+    units: list[Unit] = []
+    while True:
+        if task == "edge":
+            unit = pick_edge(remaining)
+        elif task == "subgraph":
+            unit = pick_star(remaining, parameter)
+        elif task == "clique":
+            unit = pick_clique(remaining, parameter)
+        else:
+            raise ValueError(f"task: {task!r} is not allowed; allowed: edge | subgraph | clique")
+        if unit is None:
+            return units
+        units.append(unit)
+        closed = set(unit)
+        for node in unit:
+            closed.update(remaining.neighbors(node))
+        remaining.remove_nodes_from(sorted(closed))
+
+
+def independent_distractors(graph: nx.Graph, selected: Sequence[int], candidates: Sequence[int]) -> list[int]:
+    """Candidates (in the given order) adjacent to no selected node and to no earlier accepted candidate."""
+    blocked = set(selected)
+    for node in selected:
+        blocked.update(graph.neighbors(node))
+    accepted: list[int] = []
+    for node in candidates:
+        if node in blocked:
+            continue
+        accepted.append(node)
+        blocked.add(node)
+        blocked.update(graph.neighbors(node))
+    return accepted
+
+
+def induced_edges(graph: nx.Graph, nodes: Iterable[int]) -> list[tuple[int, int]]:
+    """Sorted edges of the subgraph induced by ``nodes``."""
+    return sorted((min(u, v), max(u, v)) for u, v in graph.subgraph(sorted(set(nodes))).edges())

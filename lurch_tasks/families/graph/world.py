@@ -1,0 +1,379 @@
+"""The seeded world: people with intelligence-style profiles and a latent graph realized by shared cues.
+
+Every edge of the latent graph is written into both endpoint profiles as one *specific* shared cue (a
+phone line, a vehicle, a bank account, a named event on a date at a place, a flight on a date), phrased
+differently on each side; a clique may instead share one named-group cue. Every cue identifier is unique
+to its edge (or group), so two profiles share an identifier exactly when the people are linked. City,
+nationality and employer are widely shared and are never links.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import combinations
+
+import networkx as nx
+
+from ...core.rng import StableRng, derive_seed
+from ...core.vocab import load_words
+from .config import GraphConfig
+
+VOCABULARY = (
+    "first_names.txt", "last_names.txt", "cities.txt", "employers.txt", "occupations.txt", "event_prefixes.txt",
+    "event_topics.txt", "event_kinds.txt", "group_kinds.txt", "vehicle_colors.txt", "vehicle_types.txt",
+    "airline_codes.txt",
+)
+MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+          "November", "December")
+PAIR_CUE_KINDS = ("phone", "plate", "account", "event", "flight")
+GROUP_CUE_SHARE = 0.6  # cliques realized by one named-group cue (the rest by one cue per edge)
+
+
+@dataclass(frozen=True)
+class Person:
+    id: int
+    name: str
+    born: int
+    birthplace: str
+    residence: str
+    nationality: str
+    occupation: str
+    employer: str
+    phone: str
+    plate: str  # "" when the person has no car
+    vehicle: str
+
+
+@dataclass(frozen=True)
+class Cue:
+    """One shared detail: ``key`` is the identifier text that appears verbatim in every member's sentence."""
+
+    id: int
+    kind: str  # phone | plate | account | event | flight | group
+    key: str
+    members: tuple[int, ...]
+    sentences: tuple[str, ...]  # one per member, same order
+
+
+@dataclass(frozen=True)
+class Profile:
+    text: str
+    cue_spans: tuple[tuple[int, int, int], ...]  # (cue id, start, end) of each cue sentence in ``text``
+
+
+@dataclass(frozen=True)
+class World:
+    people: tuple[Person, ...]
+    graph: nx.Graph  # node = person id; edge attribute "cue" = cue id
+    cues: tuple[Cue, ...]
+    profiles: tuple[Profile, ...]
+    structures: tuple[tuple[str, tuple[int, ...]], ...]  # planted (kind, members), for reports and tests
+
+
+class Identifiers:
+    """Unique identifier factory: no two cues (or decoys, or own details) ever share an identifier."""
+
+    def __init__(self, rng: StableRng) -> None:
+        self.rng = rng
+        self.used: set[str] = set()
+        self.airlines = load_words("airline_codes.txt")
+        self.cities = [line.split("|")[0] for line in load_words("cities.txt")]
+
+    def _unique(self, make) -> str:
+        while True:
+            value = make()
+            if value not in self.used:
+                self.used.add(value)
+                return value
+
+    def claim(self, value: str) -> bool:
+        if value in self.used:
+            return False
+        self.used.add(value)
+        return True
+
+    def digits(self, n: int) -> str:
+        return "".join(str(self.rng.below(10)) for _ in range(n))
+
+    def phone(self) -> str:
+        return self._unique(lambda: f"+{self.rng.integer(20, 98)} {self.digits(3)} {self.digits(3)} {self.digits(4)}")
+
+    def plate(self) -> str:
+        letters = "ABCDEFGHJKLMNPRSTUVWXYZ"
+
+        def make() -> str:
+            a = "".join(self.rng.choice(letters) for _ in range(2))
+            b = "".join(self.rng.choice(letters) for _ in range(2))
+            return f"{a}-{self.digits(3)}-{b}"
+
+        return self._unique(make)
+
+    def account(self) -> str:
+        letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+        return self._unique(lambda: f"{self.rng.choice(letters)}{self.rng.choice(letters)}{self.digits(2)} "
+                                    f"{self.digits(4)} {self.digits(4)} {self.digits(4)}")
+
+    def date(self) -> str:
+        return f"{self.rng.integer(1, 28)} {self.rng.choice(MONTHS)} {self.rng.integer(2015, 2024)}"
+
+    def flight(self) -> str:
+        return self._unique(lambda: f"flight {self.rng.choice(self.airlines)} {self.rng.integer(100, 9899)} "
+                                    f"on {self.date()}")
+
+    def event(self) -> str:
+        prefixes, topics = load_words("event_prefixes.txt"), load_words("event_topics.txt")
+        kinds = load_words("event_kinds.txt")
+        return self._unique(lambda: f"the {self.rng.choice(prefixes)} {self.rng.choice(topics)} "
+                                    f"{self.rng.choice(kinds)} in {self.rng.choice(self.cities)} on {self.date()}")
+
+    def group(self) -> str:
+        prefixes, kinds = load_words("event_prefixes.txt"), load_words("group_kinds.txt")
+        surnames = load_words("last_names.txt")
+        return self._unique(lambda: f"the {self.rng.choice(prefixes + surnames)} {self.rng.choice(kinds)}")
+
+
+# --- people --------------------------------------------------------------------------------------
+
+
+def make_people(size: int, rng: StableRng, ids: Identifiers) -> tuple[Person, ...]:
+    firsts, lasts = load_words("first_names.txt"), load_words("last_names.txt")
+    if size > len(firsts) * len(lasts) // 2:
+        raise ValueError(f"world_size: {size} is too large for the name lists; allowed: at most "
+                         f"{len(firsts) * len(lasts) // 2}")
+    cities = [line.split("|") for line in load_words("cities.txt")]
+    employers, occupations = load_words("employers.txt"), load_words("occupations.txt")
+    colors, vehicles = load_words("vehicle_colors.txt"), load_words("vehicle_types.txt")
+    names: list[str] = []
+    taken: set[str] = set()
+    while len(names) < size:
+        name = f"{rng.choice(firsts)} {rng.choice(lasts)}"
+        if name not in taken:
+            taken.add(name)
+            names.append(name)
+    people = []
+    for pid, name in enumerate(names):
+        birth_city, _, nationality = rng.choice(cities)
+        residence = rng.choice(cities)[0]
+        has_car = rng.uniform() < 0.7
+        people.append(Person(
+            id=pid, name=name, born=rng.integer(1955, 2001), birthplace=birth_city,
+            residence=residence, nationality=nationality, occupation=rng.choice(occupations),
+            employer=rng.choice(employers), phone=ids.phone(), plate=ids.plate() if has_car else "",
+            vehicle=f"{rng.choice(colors)} {rng.choice(vehicles)}" if has_car else "",
+        ))
+    return tuple(people)
+
+
+# --- latent graph --------------------------------------------------------------------------------
+
+
+def plant_structures(config: GraphConfig, size: int, rng: StableRng) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    """Disjoint stars, cliques and pairs over a shuffled population; the config's own unit type is
+    planted often enough for the densest prompt, the others for variety; the rest stay isolated."""
+    order = rng.shuffled(list(range(size)))
+    plan: list[tuple[str, int]] = []
+    main_units = max(12, 3 * config.units_needed)
+    main_kind = {"edge": "pair", "subgraph": "star", "clique": "clique"}[config.task]
+    plan += [(main_kind, config.unit_size)] * main_units
+    for degree in range(2, 7):
+        plan += [("star", degree + 1)] * 2
+    for k in range(3, 7):
+        plan += [("clique", k)] * 2
+    plan += [("pair", 2)] * 6
+    plan = rng.shuffled(plan)
+    needed = sum(n for _, n in plan)
+    if needed > size * 0.7:
+        raise ValueError(f"world_size: {size} is too small for {main_units} {main_kind} units plus distractors; "
+                         f"allowed: at least {int(needed / 0.7) + 1}")
+    structures, cursor = [], 0
+    for kind, n in plan:
+        structures.append((kind, tuple(order[cursor:cursor + n])))
+        cursor += n
+    return tuple(structures)
+
+
+def structure_edges(kind: str, members: tuple[int, ...]) -> list[tuple[int, int]]:
+    if kind == "star":
+        return [(members[0], leaf) for leaf in members[1:]]
+    return list(combinations(members, 2))  # pair or clique
+
+
+def random_extra_edges(size: int, graph: nx.Graph, rng: StableRng, count: int) -> list[tuple[int, int]]:
+    """Sparse random links across the population (cross-community noise for the min-degree sampler)."""
+    extra: list[tuple[int, int]] = []
+    attempts = 0
+    while len(extra) < count and attempts < count * 50:
+        attempts += 1
+        u, v = rng.below(size), rng.below(size)
+        if u != v and not graph.has_edge(u, v) and (min(u, v), max(u, v)) not in extra:
+            extra.append((min(u, v), max(u, v)))
+    return extra
+
+
+# --- cue sentences -------------------------------------------------------------------------------
+
+# Profiles name their subject by surname, as case notes do; {S} is the surname, {Ss} its possessive.
+_PAIR_PHRASES = {
+    "phone": ("Call records show {S} making repeated calls to {key}.", "{S} also uses a second phone, {key}."),
+    "plate": ("{S} was seen several times in a {vehicle} with plate {key}.",
+              "{S} is the registered keeper of a {vehicle}, plate {key}."),
+    "account": ("{S} wired {amount} to the account {key}.", "{S} controls the bank account {key}."),
+    "event": ("{S} attended {key}.", "A guest list places {S} at {key}."),
+    "flight": ("Airline records list {S} on {key}.", "{S} travelled on {key}, seat {seat}."),
+}
+_GROUP_PHRASES = ("{S} is a member of {key}.", "{S} regularly attends meetings of {key}.",
+                  "A report names {S} as belonging to {key}.")
+_DECOY_PHRASES = {
+    "phone": "An old notebook of {Ss} lists the number {key}.",
+    "plate": "{S} once reported a {vehicle} with plate {key} as suspicious.",
+    "account": "{S} received a refund from the account {key}.",
+    "event": "{S} registered for {key} but did not attend.",
+    "flight": "{S} booked {key} and cancelled the ticket.",
+    "group": "{S} declined an invitation to join {key}.",
+}
+
+
+def _surname(person: Person) -> str:
+    return person.name.split(" ", 1)[1]
+
+
+def _fill(template: str, person: Person, **values: str) -> str:
+    surname = _surname(person)
+    return template.format(S=surname, Ss=f"{surname}'s", **values)
+
+
+def make_cues(world_edges: list[tuple[int, int]], groups: list[tuple[int, ...]], people: tuple[Person, ...],
+              rng: StableRng, ids: Identifiers) -> tuple[list[Cue], dict[tuple[int, int], int]]:
+    """One cue per group (covering its pairs) and one cue per remaining edge; edge -> cue id."""
+    colors, vehicles = load_words("vehicle_colors.txt"), load_words("vehicle_types.txt")
+    cues: list[Cue] = []
+    edge_cue: dict[tuple[int, int], int] = {}
+    for members in groups:
+        key = ids.group()
+        sentences = tuple(_fill(rng.choice(_GROUP_PHRASES), people[m], key=key) for m in members)
+        cues.append(Cue(len(cues), "group", key, members, sentences))
+        for u, v in combinations(sorted(members), 2):
+            edge_cue[(u, v)] = cues[-1].id
+    for u, v in world_edges:
+        if (u, v) in edge_cue:
+            continue
+        kind = rng.choice(PAIR_CUE_KINDS)
+        key = {"phone": ids.phone, "plate": ids.plate, "account": ids.account, "event": ids.event,
+               "flight": ids.flight}[kind]()
+        members = (u, v) if rng.below(2) else (v, u)  # which side gets which phrasing
+        values = {"key": key, "vehicle": f"{rng.choice(colors)} {rng.choice(vehicles)}",
+                  "amount": f"EUR {rng.integer(2, 95) * 100:,}", "seat": f"{rng.integer(1, 38)}{rng.choice('ABCDEF')}"}
+        first, second = _PAIR_PHRASES[kind]
+        sentences = (_fill(first, people[members[0]], **values), _fill(second, people[members[1]], **values))
+        cues.append(Cue(len(cues), kind, key, members, sentences))
+        edge_cue[(u, v)] = cues[-1].id
+    return cues, edge_cue
+
+
+def near_miss(key: str, kind: str, rng: StableRng, ids: Identifiers) -> str | None:
+    """An identifier one small edit away from ``key`` that no real identifier uses."""
+    for _ in range(20):
+        if kind in ("phone", "account", "plate"):
+            positions = [i for i, ch in enumerate(key) if ch.isdigit()]
+            i = rng.choice(positions)
+            candidate = key[:i] + str((int(key[i]) + 1 + rng.below(8)) % 10) + key[i + 1:]
+        elif kind in ("event", "flight"):
+            year = key[-4:]
+            candidate = key[:-4] + str(int(year) + rng.choice((-2, -1, 1, 2)))
+        else:  # group: same name, another kind of group
+            words = key.split(" ")
+            candidate = " ".join(words[:-1] + [rng.choice([k for k in load_words("group_kinds.txt") if k != words[-1]])])
+        if ids.claim(candidate):
+            return candidate
+    return None
+
+
+# --- profiles ------------------------------------------------------------------------------------
+
+
+def _article(noun: str) -> str:
+    return "an" if noun[0] in "aeiou" else "a"
+
+
+def base_sentences(person: Person) -> list[str]:
+    """Biography, occupation, contact and asset details: widely shared or the person's own, never links."""
+    s = _surname(person)
+    sentences = [
+        f"Born in {person.born} in {person.birthplace}, {s} holds {person.nationality} citizenship and now lives "
+        f"in {person.residence}.",
+        f"{s} works as {_article(person.occupation)} {person.occupation} for {person.employer}.",
+        f"{s} can be reached on {person.phone}.",
+    ]
+    if person.plate:
+        sentences.append(f"{s} drives a {person.vehicle}, plate {person.plate}.")
+    return sentences
+
+
+def render_profile(person: Person, own: list[tuple[int, str]], decoys: list[str], rng: StableRng) -> Profile:
+    """``Name: sentence sentence ...`` with the cue and decoy sentences mixed in at seeded positions."""
+    body = base_sentences(person)
+    tagged: list[tuple[int, str]] = [(-1, s) for s in body[:1]]
+    rest = [(-1, s) for s in body[1:]] + own + [(-1, s) for s in decoys]
+    tagged += rng.shuffled(rest)
+    header = f"{person.name}: "
+    parts, spans, offset = [], [], len(header)
+    for i, (cue_id, sentence) in enumerate(tagged):
+        if i:
+            offset += 1
+        if cue_id >= 0:
+            spans.append((cue_id, offset, offset + len(sentence)))
+        parts.append(sentence)
+        offset += len(sentence)
+    return Profile(header + " ".join(parts), tuple(spans))
+
+
+# --- the world -----------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=8)
+def build_world(config: GraphConfig, seed: int) -> World:
+    """The population, latent graph, cues and profiles for (config's world knobs, seed); cached."""
+    size = config.resolved_world_size()
+    rng = StableRng(derive_seed("graph-world", seed, size, config.task, config.unit_size, config.units_needed,
+                                config.decoys))
+    ids = Identifiers(StableRng(derive_seed("graph-ids", seed, size)))
+    people = make_people(size, rng, ids)
+    structures = plant_structures(config, size, rng)
+    graph = nx.Graph()
+    graph.add_nodes_from(range(size))
+    groups: list[tuple[int, ...]] = []
+    for kind, members in structures:
+        graph.add_edges_from(structure_edges(kind, members))
+        if kind == "clique" and rng.uniform() < GROUP_CUE_SHARE:
+            groups.append(tuple(sorted(members)))
+    extra = random_extra_edges(size, graph, rng, max(2, size // 50))
+    graph.add_edges_from(extra)
+    edges = sorted((min(u, v), max(u, v)) for u, v in graph.edges())
+    cues, edge_cue = make_cues(edges, groups, people, rng, ids)
+    for (u, v), cue_id in edge_cue.items():
+        graph.edges[u, v]["cue"] = cue_id
+    own: dict[int, list[tuple[int, str]]] = {pid: [] for pid in range(size)}
+    for cue in cues:
+        for member, sentence in zip(cue.members, cue.sentences, strict=True):
+            own[member].append((cue.id, sentence))
+    decoys: dict[int, list[str]] = {pid: [] for pid in range(size)}
+    if config.decoys == "near_miss":
+        _plant_decoys(cues, people, rng, ids, decoys)
+    profiles = tuple(render_profile(p, own[p.id], decoys[p.id], rng) for p in people)
+    return World(people, graph, tuple(cues), profiles, structures)
+
+
+def _plant_decoys(cues: list[Cue], people: tuple[Person, ...], rng: StableRng, ids: Identifiers,
+                  decoys: dict[int, list[str]]) -> None:
+    """For every cue, a near-miss copy of its identifier in the profile of someone outside the cue."""
+    colors, vehicles = load_words("vehicle_colors.txt"), load_words("vehicle_types.txt")
+    for cue in cues:
+        holder = rng.below(len(people))
+        if holder in cue.members:
+            continue
+        key = near_miss(cue.key, cue.kind, rng, ids)
+        if key is None:
+            continue
+        vehicle = f"{rng.choice(colors)} {rng.choice(vehicles)}"
+        decoys[holder].append(_fill(_DECOY_PHRASES[cue.kind], people[holder], key=key, vehicle=vehicle))

@@ -1,0 +1,546 @@
+"""Edge parsing for graph-reconstruction answers (DESIGN 4.2 and 5).
+
+A gold answer is a set of undirected edges between people named in the prompt. Every edge becomes one
+atomic item, ``edge_item(a, b)``; predictions are parsed into items with ``parse_edges`` and scored with
+``score_items``. The parser never raises and its cost is linear in the output length.
+
+Name normalization (``normalize_name``), one rule for everything:
+  case-folded; apostrophes deleted (``O'Neill``, ``O’Neill`` and ``oneill`` are equal); every other
+  character that is not a letter or digit (hyphens, dots, markdown, quotes, brackets) becomes a space
+  (``Adeyemi-Kovac`` equals ``Adeyemi Kovac``); whitespace collapsed; leading honorifics (``TITLES``)
+  dropped, though never the last word.
+
+Line syntax accepted by ``parse_edges`` (one connection per line):
+  * strong separators: ``--`` (any run of two or more hyphens), ``—``, ``–``, arrows (``->``, ``<->``,
+    ``<-->``, ``=>``, ``→``, ...); weak separators: ``,``, ``;``, ``&``, `` and ``, and `` - `` (a single
+    hyphen with a space on both sides; a hyphen inside a word is part of a name);
+  * list bullets and numbering, markdown, quotes and trailing punctuation are ignored; a parenthesized
+    remark is dropped (unless its content is exactly a roster name) and so is anything after a colon
+    (``A -- B: same flight``); a label before a colon is skipped (``Pair 1: A -- B``);
+  * a line with a strong separator is split on strong separators only (``A -- B, both pilots`` has the
+    parts ``A`` and ``B, both pilots``); with ``groups=True`` a part that is not exactly one roster name
+    is split further on weak separators (``A -- B, C`` lists three names); a line without strong
+    separators is split on all weak ones;
+  * tuples: a line starting with a bracket is read group by group (``(A, B)``, ``[('A', 'B'), ('C', 'D')]``);
+  * several strong pairs separated by commas or semicolons are read one by one (``A -- B; C -- D``),
+    unless every part between the strong separators is exactly a roster name (``Morrow, Lena -- Baker, Tom``);
+  * star lists: ``A: B, C`` (every listed part a roster name or a name-like phrase of 2-4 words) gives
+    A-B and A-C; a line ``A:`` followed by bulleted lines that each name one person gives the same;
+  * markdown table rows: the first two non-numeric cells, if both resolve to roster names;
+  * JSON anywhere in the output (bare or fenced), see ``parse_edges``.
+
+How a line's parts (the texts between separators) become items:
+  * a part *resolves* to a roster name when its normalized text equals one (also ``Last, First``), or
+    else when it contains exactly one roster name as a whole-word substring (``Dr. Lena Morrow (pilot)``);
+  * an unresolved part is *name-like* when it is 1-4 words that start with a capital letter (lower-case
+    particles such as ``van``/``de`` allowed, common function words like ``the``/``however`` not);
+    unresolved parts turn into items from their normalized text, so they count as false positives;
+  * trailing (then leading) parts that neither resolve nor look like names are dropped while more than
+    two parts remain (``A and B, both pilots``);
+  * two parts with a strong separator: emitted unless both are junk (neither resolved nor name-like);
+    two parts with only weak separators: emitted only if both resolve or look like names of 2-4 words
+    (``However, Tom Baker ...`` is prose, not a pair);
+  * three or more parts, all resolved or name-like: with ``groups=True`` every pair among them (at most
+    ``MAX_GROUP`` names, larger lists are ignored); with ``groups=False`` consecutive pairs when the line
+    uses strong separators (``A -- B -- C`` gives A-B and B-C) and nothing at all for a comma/``and``
+    list (``A, B and C`` is ambiguous without groups);
+  * a self pair (both parts the same person) is emitted as ``edge_item(a, a)``, never a gold item.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
+
+__all__ = ["MAX_GROUP", "TITLES", "edge_item", "normalize_name", "parse_edges"]
+
+TITLES: frozenset[str] = frozenset(
+    {
+        "dr", "doctor", "mr", "mrs", "ms", "miss", "mx", "mister", "missus", "master", "madam", "madame",
+        "mme", "mlle", "prof", "professor", "sir", "dame", "lord", "lady", "rev", "reverend", "fr", "father",
+        "herr", "frau", "senor", "senora", "sr", "sra", "srta", "capt", "captain", "col", "colonel", "lt",
+        "sgt", "det", "detective", "insp", "inspector", "officer", "agent", "judge", "hon", "honorable",
+    }
+)  # fmt: skip
+"""Honorifics dropped from the start of a name (case-folded, without the dot)."""
+
+MAX_GROUP = 16
+"""Largest group expanded to all its pairs with ``groups=True``; a longer list is ignored."""
+
+_MAX_JSON_ATTEMPTS = 64  # JSON decode attempts per output: bounds the cost of failing attempts
+_MAX_JSON_DEPTH = 8  # nesting levels walked inside a decoded JSON value
+_MAX_NAME_CHARS = 200  # longer parts are never name-like
+_MAX_NGRAM = 5  # roster names longer than this many words only match exactly
+
+_APOSTROPHES = dict.fromkeys(map(ord, "'’‘ʼ′´"), None)
+_NON_ALNUM = re.compile(r"[\W_]+")
+_POSSESSIVE = re.compile(r"['’]s\b", re.IGNORECASE)
+_NON_NAME_CHARS = re.compile(r"[^\w'’.\-]+|_+")
+_PARTICLES = frozenset(
+    {"van", "von", "der", "den", "de", "del", "della", "da", "di", "du", "la", "le", "bin", "ibn", "al", "el",
+     "dos", "das", "do", "ter", "ten", "y", "st"}
+)  # fmt: skip
+_NOT_NAMES = frozenset(
+    {
+        "a", "an", "the", "this", "that", "these", "those", "and", "or", "but", "so", "if", "then", "also",
+        "however", "therefore", "thus", "here", "there", "note", "none", "nobody", "no", "yes", "not", "i",
+        "we", "you", "he", "she", "it", "they", "his", "her", "its", "their", "our", "my", "is", "are", "was",
+        "were", "has", "have", "had", "with", "of", "in", "on", "at", "to", "for", "by", "from", "as",
+        "connection", "connections", "connected", "pair", "pairs", "person", "people", "name", "names",
+        "answer", "group", "groups", "clique", "cliques", "edge", "edges", "link", "links", "linked",
+        "first", "second", "finally", "both", "all", "each", "same", "shared", "unknown", "n/a",
+    }
+)  # fmt: skip
+
+# Separators. `<?-+>?` is greedy and always matches once started, `<?=>` has a fixed length, so a
+# finditer over a line is linear even on long runs of hyphens or equals signs.
+_SEP = re.compile(r"<?-+>?|<?=>|[—–―‒↔⟷⇔→⟶⇒←⟵⇐]|[,;&]| and ", re.IGNORECASE)
+_STRONG, _LIST, _WEAK = 2, 1, 0  # _LIST: comma or semicolon, also chunk boundaries between strong pairs
+
+_MARKER_LINE = re.compile(r"^[ \t#>*_`]*(?:final[ \t]+)?connections[ \t*_`]*(?::|$)", re.IGNORECASE | re.MULTILINE)
+_MARKER_UPPER = re.compile(r"CONNECTIONS[ \t*_`]*:")
+_BULLET = re.compile(r"(?:[-*•+·‣▪◦●○■□►▶>–—]+|\(?\d{1,4}[.):]|#{1,6})(?: |$)|\(?\d{1,4}[.)]")
+_EDGE_MARKUP = ' *_`"“”«»'
+_INNER_GROUP = re.compile(r"\(([^()\[\]{}]*)\)|\[([^()\[\]{}]*)\]|\{([^()\[\]{}]*)\}")
+_PAREN = re.compile(r"\(([^()]*)\)")
+_TABLE_RULE = frozenset("-: ")
+_JSON_START = re.compile(r"\[(?=\s*[\"\[{])|\{(?=\s*\")")
+_KEY_PAIRS = (
+    ("source", "target"), ("from", "to"), ("a", "b"), ("u", "v"), ("src", "dst"), ("left", "right"),
+    ("person1", "person2"), ("person_1", "person_2"), ("person_a", "person_b"), ("persona", "personb"),
+    ("name1", "name2"), ("name_1", "name_2"), ("node1", "node2"), ("node_1", "node_2"), ("p1", "p2"),
+    ("first", "second"), ("first_person", "second_person"),
+)  # fmt: skip
+
+
+def normalize_name(text: str) -> str:
+    """Canonical form of a person's name: pure, idempotent, see the module docstring for the rule.
+
+    ``normalize_name("**Dr. Aoife O’Neill**") == normalize_name("aoife oneill") == "aoife oneill"``,
+    ``normalize_name("Tomasz Adeyemi-Kovac") == "tomasz adeyemi kovac"``.
+    """
+    if not isinstance(text, str):
+        text = "" if text is None else str(text)
+    words = _NON_ALNUM.sub(" ", text.casefold().translate(_APOSTROPHES)).split()
+    start = 0
+    while start < len(words) - 1 and words[start] in TITLES:
+        start += 1
+    return " ".join(words[start:])
+
+
+def _item(a: str, b: str) -> str:
+    return f"{a}|{b}" if a <= b else f"{b}|{a}"
+
+
+def edge_item(a: str, b: str) -> str:
+    """The undirected item of the edge a-b: both names normalized, sorted, joined by ``|``."""
+    return _item(normalize_name(a), normalize_name(b))
+
+
+def parse_edges(output: object, roster: Sequence[str], *, groups: bool = False) -> list[str]:
+    """Predicted edge items (deduplicated, first-seen order) from any model output; never raises.
+
+    Only the text after the last ``CONNECTIONS:`` marker is read when there is one (a line starting,
+    after markdown, with ``connections`` or ``final connections`` followed by a colon or the end of the
+    line, in any case, or upper-case ``CONNECTIONS:`` anywhere). JSON values found in that text (at most
+    ``_MAX_JSON_ATTEMPTS`` decode attempts) give pairs: a list of two names, a list of such lists, objects
+    with known key pairs (``source``/``target``, ``from``/``to``, ...) or two name-like string values,
+    adjacency objects (``{"A": ["B", "C"]}``), lists of pair strings (``["A -- B"]``), and anything of
+    these nested in objects such as ``{"connections": [...]}``. A list of strings is read as lines when
+    one of them holds a strong separator, otherwise as names: two names are a pair (emitted unless both
+    are junk), three or more are a group (``groups=True``; ignored without groups). Decoded JSON text is
+    not read again as lines; the rest of the text is read line by line (module docstring). ``roster``
+    holds the names of the people in the prompt; see the module docstring for how parts resolve to them.
+    """
+    try:
+        return _parse_unguarded(output, roster, groups=groups)
+    except Exception:  # pragma: no cover - last resort; the parser is meant not to raise at all
+        return []
+
+
+def _parse_unguarded(output: object, roster: Sequence[str], *, groups: bool = False) -> list[str]:
+    if not isinstance(output, str):
+        output = "" if output is None else str(output)
+    if isinstance(roster, str):
+        roster = [roster]
+    parser = _Parser(_Roster(() if roster is None else roster), groups)
+    parser.parse(_after_marker(output))
+    return list(parser.items)
+
+
+def _after_marker(text: str) -> str:
+    last = -1
+    for pattern in (_MARKER_LINE, _MARKER_UPPER):
+        for match in pattern.finditer(text):
+            last = max(last, match.end())
+    return text if last < 0 else text[last:]
+
+
+class _Roster:
+    """Normalized roster names with exact lookup and linear whole-word substring search."""
+
+    def __init__(self, names: Iterable[object]) -> None:
+        self.names: set[str] = set()
+        longest = 0
+        for name in names:
+            key = normalize_name(name) if isinstance(name, str) else ""
+            if key:
+                self.names.add(key)
+                longest = max(longest, key.count(" ") + 1)
+        self.max_words = min(longest, _MAX_NGRAM)
+
+    def resolve(self, raw: str, norm: str) -> tuple[str | None, bool]:
+        """(roster name, exact?) for a part; (None, False) when it names nobody or several people."""
+        if not norm or not self.names:
+            return None, False
+        if norm in self.names:
+            return norm, True
+        if raw.count(",") == 1:  # "Morrow, Lena"
+            last, first = raw.split(",")
+            swapped = normalize_name(f"{first} {last}")
+            if swapped in self.names:
+                return swapped, True
+        if "'" in raw or "’" in raw:  # "Lena Morrow's phone"
+            norm = normalize_name(_POSSESSIVE.sub("", raw))
+        words = norm.split()
+        found = None
+        covered = 0  # end of the rightmost hit so far: hits ending there or earlier are contained in it
+        for start in range(len(words)):
+            for size in range(min(self.max_words, len(words) - start), 0, -1):
+                if start + size <= covered:
+                    break
+                key = " ".join(words[start : start + size])
+                if key in self.names:
+                    if found is not None and key != found:
+                        return None, False
+                    found, covered = key, start + size
+                    break
+        return found, False
+
+
+class _Part(NamedTuple):
+    norm: str  # normalized text
+    name: str | None  # the roster name it resolves to
+    exact: bool  # resolved by equality, not by substring
+    words: int  # number of words when unresolved and name-like, else 0
+
+    @property
+    def item_name(self) -> str:
+        return self.name if self.name is not None else self.norm
+
+    def good(self, strong: bool) -> bool:
+        return self.name is not None or self.words >= (1 if strong else 2)
+
+
+def _name_words(raw: str) -> int:
+    """Number of words of a name-like text (1-4 capitalized words), 0 when it is not name-like."""
+    if len(raw) > _MAX_NAME_CHARS:
+        return 0
+    words = [w for w in (w.strip("'’.-") for w in _NON_NAME_CHARS.sub(" ", raw).split()) if w]
+    start = 0
+    while start < len(words) - 1 and words[start].lower() in TITLES:
+        start += 1
+    words = words[start:]
+    if not 1 <= len(words) <= 4:
+        return 0
+    capital = False
+    for word in words:
+        low = word.lower()
+        if low in _NOT_NAMES:
+            return 0
+        core = word.replace("-", "").replace("'", "").replace("’", "").replace(".", "")
+        if not core.isalpha():
+            return 0
+        if word[0].isupper():
+            capital = True
+        elif low not in _PARTICLES:
+            return 0
+    return len(words) if capital else 0
+
+
+def _separators(text: str) -> list[tuple[int, int, int]]:
+    """(start, end, kind) of every pair separator in a whitespace-collapsed text."""
+    found = []
+    for match in _SEP.finditer(text):
+        start, end = match.span()
+        token = match.group()
+        if token == "-":  # a hyphen separates only with a space on both sides; else it is inside a word
+            if 0 < start and end < len(text) and text[start - 1] == " " and text[end] == " ":
+                found.append((start, end, _WEAK))
+        elif token in ",;":
+            found.append((start, end, _LIST))
+        elif token == "&" or token.lower() == " and ":
+            found.append((start, end, _WEAK))
+        else:
+            found.append((start, end, _STRONG))
+    return found
+
+
+def _split(text: str, separators: Iterable[tuple[int, int, int]]) -> list[str]:
+    pieces, position = [], 0
+    for start, end, _kind in separators:
+        pieces.append(text[position:start])
+        position = end
+    pieces.append(text[position:])
+    return pieces
+
+
+def _strip_bullets(line: str) -> tuple[str, bool]:
+    bullet = False
+    for _ in range(3):
+        match = _BULLET.match(line)
+        if match is None or not match.group():
+            break
+        line, bullet = line[match.end() :].lstrip(), True
+    return line, bullet
+
+
+class _Parser:
+    def __init__(self, roster: _Roster, groups: bool) -> None:
+        self.roster = roster
+        self.groups = groups
+        self.items: dict[str, None] = {}
+        self.header: str | None = None  # the person of a "Name:" line whose bulleted list follows
+        self._parts: dict[str, _Part] = {}
+
+    # --- items ----------------------------------------------------------------------------------
+
+    def add(self, a: str, b: str) -> None:
+        self.items.setdefault(_item(a, b), None)
+
+    def part(self, raw: str) -> _Part:
+        cached = self._parts.get(raw)
+        if cached is None:
+            norm = normalize_name(raw)
+            name, exact = self.roster.resolve(raw, norm)
+            words = _name_words(raw) if name is None and norm else 0
+            cached = self._parts[raw] = _Part(norm, name, exact, words)
+        return cached
+
+    def emit_parts(self, raws: Iterable[str], *, strong: bool, chain: bool) -> bool:
+        """Apply the part rules of the module docstring; True when something was emitted."""
+        parts = [p for p in (self.part(raw) for raw in raws) if p.norm]
+        end, start = len(parts), 0
+        while end - start > 2 and not parts[end - 1].good(strong):
+            end -= 1
+        while end - start > 2 and not parts[start].good(strong):
+            start += 1
+        parts = parts[start:end]
+        if len(parts) < 2:
+            return False
+        if len(parts) == 2:
+            first, second = (p.good(strong) for p in parts)
+            if not (first or second) or (not strong and not (first and second)):
+                return False
+            self.add(parts[0].item_name, parts[1].item_name)
+            return True
+        if not all(p.good(strong) for p in parts):
+            return False
+        names = [p.item_name for p in parts]
+        if self.groups:
+            if len(names) > MAX_GROUP:
+                return False
+            for i, a in enumerate(names):
+                for b in names[i + 1 :]:
+                    self.add(a, b)
+            return True
+        if strong and chain:
+            for a, b in zip(names, names[1:], strict=False):
+                self.add(a, b)
+            return True
+        return False
+
+    # --- text -----------------------------------------------------------------------------------
+
+    def parse(self, text: str) -> None:
+        position = 0
+        for start, end, value in _json_values(text):
+            self.lines(text[position:start])
+            self.header = None
+            self.walk(value, 0)
+            position = end
+        self.lines(text[position:])
+
+    def lines(self, text: str) -> None:
+        for line in text.splitlines():
+            self.line(line)
+
+    def line(self, raw: str) -> None:
+        line = " ".join(raw.split())
+        if not line:
+            return  # a blank line keeps a pending "Name:" header
+        line, bullet = _strip_bullets(line)
+        line = line.strip(_EDGE_MARKUP)
+        header, self.header = self.header, None
+        if not line:
+            return
+        if line[0] == "|":
+            self.table_row(line)
+            return
+        if line[0] in "([{" and self.tuples(line):
+            return
+        line = _PAREN.sub(self._paren, line).split("(", 1)[0]
+        segments = line.split(":")
+        head = segments[0]
+        if not _separators(head):
+            if header is not None and bullet:
+                person = self.part(head)
+                if person.name is not None:
+                    self.add(header, person.name)
+                    self.header = header
+                    return
+            if len(segments) > 1:
+                person = self.part(head)
+                if person.name is not None:
+                    rest = segments[1]
+                    if len(segments) == 2 and not rest.strip(_EDGE_MARKUP + ".-"):
+                        self.header = person.name
+                        return
+                    if self.star(person.name, rest):
+                        return
+        for segment in segments:
+            if _separators(segment):
+                self.text(segment)
+                return
+
+    def _paren(self, match: re.Match[str]) -> str:
+        inner = match.group(1)
+        return f" {inner} " if self.part(inner).exact else " "
+
+    def text(self, segment: str) -> bool:
+        separators = _separators(segment)
+        if not separators:
+            return False
+        if any(kind == _STRONG for _, _, kind in separators):
+            boundaries = [s for s in separators if s[2] == _LIST]
+            strong_pieces = _split(segment, [s for s in separators if s[2] == _STRONG])
+            if boundaries and not all(self.part(piece).exact for piece in strong_pieces):  # "Morrow, Lena"
+                chunks = [c for c in _split(segment, boundaries) if any(k == _STRONG for *_, k in _separators(c))]
+                if len(chunks) >= 2:
+                    emitted = False
+                    for chunk in chunks:
+                        emitted |= self.pairs(chunk, _separators(chunk))
+                    return emitted
+        return self.pairs(segment, separators)
+
+    def pairs(self, segment: str, separators: list[tuple[int, int, int]]) -> bool:
+        strong = any(kind == _STRONG for _, _, kind in separators)
+        if not strong:
+            return self.emit_parts(_split(segment, separators), strong=False, chain=True)
+        pieces = _split(segment, [s for s in separators if s[2] == _STRONG])
+        if self.groups:  # a group may also use commas or "and": split the pieces that are not one name
+            raws = []
+            for piece in pieces:
+                raws.extend([piece] if self.part(piece).exact else _split(piece, _separators(piece)))
+            pieces = raws
+        return self.emit_parts(pieces, strong=True, chain=True)
+
+    def tuples(self, line: str) -> bool:
+        handled = False
+        for match in _INNER_GROUP.finditer(line):
+            inner = next((g for g in match.groups() if g is not None), "")
+            if _separators(inner):
+                handled = True
+                self.text(inner)
+        return handled
+
+    def star(self, center: str, rest: str) -> bool:
+        parts = [p for p in (self.part(raw) for raw in _split(rest, _separators(rest))) if p.norm]
+        if not parts or not all(p.exact or p.words >= 2 for p in parts):
+            return False
+        for p in parts:
+            self.add(center, p.item_name)
+        return True
+
+    def table_row(self, line: str) -> None:
+        cells = [c.strip(_EDGE_MARKUP) for c in line.strip("|").split("|")]
+        cells = [c for c in cells if c and not c.isdigit()]
+        if len(cells) < 2 or all(set(c) <= _TABLE_RULE for c in cells):
+            return
+        first, second = self.part(cells[0]), self.part(cells[1])
+        if first.name is not None and second.name is not None:
+            self.add(first.name, second.name)
+
+    # --- JSON -----------------------------------------------------------------------------------
+
+    def walk(self, value: object, depth: int) -> None:
+        if depth > _MAX_JSON_DEPTH:
+            return
+        if isinstance(value, dict):
+            self.walk_object(value, depth)
+        elif isinstance(value, list):
+            strings = [v for v in value if isinstance(v, str)]
+            if strings and len(strings) == len(value):
+                if any(any(k == _STRONG for *_, k in _separators(" ".join(s.split()))) for s in strings):
+                    for s in strings:
+                        self.lines(s)
+                        self.header = None
+                else:
+                    self.emit_parts(strings, strong=True, chain=False)
+                return
+            for v in value:
+                if isinstance(v, (list, dict)):
+                    self.walk(v, depth + 1)
+                elif isinstance(v, str) and _separators(" ".join(v.split())):
+                    self.lines(v)
+                    self.header = None
+
+    def walk_object(self, value: dict, depth: int) -> None:
+        lower = {k.lower(): v for k, v in value.items() if isinstance(k, str)}
+        for key_a, key_b in _KEY_PAIRS:
+            a, b = lower.get(key_a), lower.get(key_b)
+            if isinstance(a, str) and isinstance(b, str):
+                self.emit_parts([a, b], strong=True, chain=False)
+                return
+        adjacency = False
+        for key, neighbours in value.items():
+            if not isinstance(key, str) or not self.part(key).exact:
+                continue
+            if isinstance(neighbours, str):
+                neighbours = [neighbours]
+            if not isinstance(neighbours, list):
+                continue
+            center = self.part(key).item_name
+            for other in neighbours:
+                if isinstance(other, str) and self.part(other).good(True):
+                    adjacency = True
+                    self.add(center, self.part(other).item_name)
+        if adjacency:
+            return
+        strings = [v for v in value.values() if isinstance(v, str)]
+        if len(strings) == 2:
+            parts = [self.part(s) for s in strings]
+            if all(p.good(False) for p in parts):
+                self.add(parts[0].item_name, parts[1].item_name)
+                return
+        elif len(strings) > 2:
+            names = {p.name for p in map(self.part, strings) if p.name is not None}
+            if len(names) == 2:
+                self.add(*names)
+                return
+        for v in value.values():
+            if isinstance(v, (list, dict)):
+                self.walk(v, depth + 1)
+
+
+def _json_values(text: str) -> list[tuple[int, int, object]]:
+    """(start, end, value) of JSON values decoded from left to right, at most _MAX_JSON_ATTEMPTS tries."""
+    decoder = json.JSONDecoder()
+    values: list[tuple[int, int, object]] = []
+    attempts = covered = 0
+    for match in _JSON_START.finditer(text):
+        start = match.start()
+        if start < covered:
+            continue
+        if attempts >= _MAX_JSON_ATTEMPTS:
+            break
+        attempts += 1
+        try:
+            value, end = decoder.raw_decode(text, start)
+        except Exception:  # ValueError on bad JSON, RecursionError on absurd nesting
+            continue
+        values.append((start, end, value))
+        covered = end
+    return values
