@@ -1,5 +1,6 @@
 """Regenerate tests/golden/*.json on purpose (after bumping a family_version)."""
 
+import importlib
 import json
 import sys
 from pathlib import Path
@@ -7,8 +8,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from test_find_origin import GOLDEN, golden_fingerprints  # noqa: E402
+FAMILY_TESTS = ("test_find_origin", "test_graph")  # each defines GOLDEN and golden_fingerprints()
 
 if __name__ == "__main__":
-    GOLDEN.write_text(json.dumps(golden_fingerprints(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    print(f"wrote {GOLDEN.relative_to(ROOT)}")
+    for module_name in FAMILY_TESTS:
+        module = importlib.import_module(module_name)
+        module.GOLDEN.write_text(json.dumps(module.golden_fingerprints(), indent=2, sort_keys=True) + "\n",
+                                 encoding="utf-8")
+        print(f"wrote {module.GOLDEN.relative_to(ROOT)}")

@@ -31,8 +31,8 @@ def test_committed_yamls_match_the_registry():
 def test_task_manager_loads_every_task_and_group():
     from lm_eval.tasks import TaskManager
 
-    manager = TaskManager(include_path=str(yaml_dir()), metadata={"max_seq_lengths": [256], "num_samples": 1})
-    names = [t.name for t in all_tasks()] + ["find_the_origin_suite", "memory_drift"]
+    manager = TaskManager(include_path=str(yaml_dir()), metadata={"max_seq_lengths": [1024], "num_samples": 1})
+    names = [t.name for t in all_tasks()] + ["find_the_origin_suite", "memory_drift_graph", "memory_drift"]
     for name in names:
         assert name in manager.all_subtasks + manager.all_groups, name
     loaded = manager.load([t.name for t in all_tasks()])
@@ -103,6 +103,24 @@ def test_lurch_eval_solver_is_perfect_and_random_is_at_chance(tmp_path):
 
 
 @pytest.mark.slow
+def test_graph_group_solver_perfect_random_drifts(tmp_path):
+    solver = _run([LURCH, "eval", "--model", "lurch-solver", "--tasks", "memory_drift_graph", "--limit", "60",
+                   "--output_path", str(tmp_path / "solver")], tmp_path)
+    assert solver.returncode == 0, solver.stderr[-3000:]
+    results = _results(tmp_path / "solver")
+    for task in ("memory_drift_edge", "memory_drift_subgraph", "memory_drift_clique"):
+        assert results[task]["memory_drift,none"] == 0.0 and results[task]["f1,none"] == 1.0, task
+        assert results[task]["memory_drift@16384,none"] == 0.0 and results[task]["memory_drift@k=1,none"] == 0.0
+
+    rand = _run([LURCH, "eval", "--model", "lurch-random", "--tasks", "memory_drift_graph", "--limit", "60",
+                 "--output_path", str(tmp_path / "random")], tmp_path)
+    assert rand.returncode == 0, rand.stderr[-3000:]
+    results = _results(tmp_path / "random")
+    for task in ("memory_drift_edge", "memory_drift_subgraph", "memory_drift_clique"):
+        assert results[task]["memory_drift,none"] > 0.5, task
+
+
+@pytest.mark.slow
 def test_umbrella_group_and_plain_lm_eval_with_dummy(tmp_path):
     umbrella = _run([LURCH, "eval", "--model", "lurch-solver", "--tasks", "memory_drift", "--limit", "20",
                      "--metadata", json.dumps({"max_seq_lengths": [512, 1024], "num_samples": 2}),
@@ -110,6 +128,8 @@ def test_umbrella_group_and_plain_lm_eval_with_dummy(tmp_path):
     assert umbrella.returncode == 0, umbrella.stderr[-3000:]
     results = _results(tmp_path / "umbrella")
     assert results["memory_drift"]["memory_drift,none"] == 0.0 and results["memory_drift"]["score,none"] == 1.0
+    for family_group in ("find_the_origin_suite", "memory_drift_graph"):
+        assert results[family_group]["memory_drift,none"] == 0.0, family_group
 
     tasks_path = _run([LURCH, "tasks-path"], tmp_path).stdout.strip()
     assert Path(tasks_path, "find_the_origin.yaml").is_file()

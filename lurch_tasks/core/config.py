@@ -26,6 +26,16 @@ def require_int_range(field: str, value: object, low: int, high: int) -> None:
     require(ok, field, value, f"an integer in {low}..{high}")
 
 
+def require_number(field: str, value: object, low: float, high: float) -> None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and low <= value <= high
+    require(ok, field, value, f"a number in {low:g}..{high:g}")
+
+
+def require_list(field: str, value: object) -> None:
+    """List knobs arrive as tuples (config_from_mapping converts lists); a scalar is a user error."""
+    require(isinstance(value, tuple) and len(value) > 0, field, value, "a non-empty list, e.g. [1, 2]")
+
+
 def require_choice(field: str, value: object, choices: Iterable[object]) -> None:
     choices = tuple(choices)
     require(value in choices, field, value, " | ".join(map(str, choices)))

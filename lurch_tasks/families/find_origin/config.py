@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from ...core.config import ConfigError, require, require_choice, require_int_range
+from ...core.config import ConfigError, require, require_choice, require_int_range, require_list, require_number
 from ...core.tokens import REFERENCE_TOKENIZER
 
 MAX_ABS_D = 15
@@ -42,7 +42,10 @@ class FindOriginConfig:
     tokenizer: str = REFERENCE_TOKENIZER
 
     def __post_init__(self) -> None:
-        require(len(self.d_values) > 0, "d_values", self.d_values, "a non-empty list of integers")
+        require_list("d_values", self.d_values)
+        for axis in ("context_tokens", "num_lines", "line_growth"):
+            value = getattr(self, axis)
+            require(isinstance(value, tuple), axis, value, "a list (empty when another length axis is used)")
         for d in self.d_values:
             ok = isinstance(d, int) and not isinstance(d, bool) and 1 <= abs(d) <= MAX_ABS_D
             require(ok, "d_values", d, f"integers in -{MAX_ABS_D}..{MAX_ABS_D} except 0")
@@ -63,8 +66,7 @@ class FindOriginConfig:
         require_int_range("chain_length", self.chain_length, 2, 8)
         require_choice("arrangement", self.arrangement, ARRANGEMENTS)
         if self.target_position is not None:
-            ok = isinstance(self.target_position, (int, float)) and 0.0 <= self.target_position <= 1.0
-            require(ok, "target_position", self.target_position, "null (centred) or a number in 0..1")
+            require_number("target_position", self.target_position, 0.0, 1.0)
         require_int_range("num_samples", self.num_samples, 1, 1_000_000)
         require(isinstance(self.tokenizer, str) and bool(self.tokenizer), "tokenizer", self.tokenizer,
                 "a tokenizer id (cl100k_base) or a Hugging Face tokenizer path")

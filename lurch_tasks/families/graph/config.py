@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from ...core.config import ConfigError, require, require_choice, require_int_range
+from ...core.config import ConfigError, require, require_choice, require_int_range, require_list, require_number
 from ...core.tokens import REFERENCE_TOKENIZER
 
 TASKS = ("edge", "subgraph", "clique")
@@ -17,6 +17,11 @@ MAX_CONTEXT_TOKENS = 1_048_576
 # A generous per-profile token estimate (profiles measure ~70-110 cl100k tokens): a knob cell whose
 # connections alone would not fit its token target is left out of the grid.
 PROFILE_TOKENS_ESTIMATE = 120
+# Structures planted for variety besides the config's own units (world.plant_structures): two stars of
+# each degree 2-6, two cliques of each size 3-6 and six pairs.
+OTHER_STRUCTURES = tuple([("star", d + 1) for d in range(2, 7) for _ in range(2)]
+                         + [("clique", k) for k in range(3, 7) for _ in range(2)] + [("pair", 2)] * 6)
+OTHER_STRUCTURE_PEOPLE = sum(n for _, n in OTHER_STRUCTURES)
 
 
 class Cell(NamedTuple):
@@ -48,25 +53,26 @@ class GraphConfig:
 
     def __post_init__(self) -> None:
         require_choice("task", self.task, TASKS)
-        require(len(self.connections) > 0, "connections", self.connections, "a non-empty list")
+        require_list("connections", self.connections)
         for k in self.connections:
             require_int_range("connections", k, 1, MAX_CONNECTIONS)
         require(len(set(self.connections)) == len(self.connections), "connections", self.connections, "distinct")
-        require(len(self.context_tokens) > 0, "context_tokens", self.context_tokens, "a non-empty list")
+        require_list("context_tokens", self.context_tokens)
         for tokens in self.context_tokens:
             require_int_range("context_tokens", tokens, 256, MAX_CONTEXT_TOKENS)
         require_int_range("star_degree", self.star_degree, 2, 6)
         require_int_range("clique_size", self.clique_size, 3, 6)
         require_choice("placement", self.placement, PLACEMENTS)
         for name in ("spread_start", "spread_end"):
-            value = getattr(self, name)
-            require(isinstance(value, (int, float)) and 0.0 <= value <= 1.0, name, value, "a number in 0..1")
+            require_number(name, getattr(self, name), 0.0, 1.0)
         require(self.spread_start <= self.spread_end, "spread_start", self.spread_start,
                 f"at most spread_end ({self.spread_end})")
         require_choice("decoys", self.decoys, DECOYS)
         require_choice("prompt_style", self.prompt_style, PROMPT_STYLES)
-        require(self.world_size == 0 or (isinstance(self.world_size, int) and 100 <= self.world_size <= 50_000),
-                "world_size", self.world_size, "0 (automatic) or an integer in 100..50000")
+        smallest = self.min_world_size()
+        ok = isinstance(self.world_size, int) and not isinstance(self.world_size, bool) and (
+            self.world_size == 0 or smallest <= self.world_size <= 20_000)
+        require(ok, "world_size", self.world_size, f"0 (automatic) or an integer in {smallest}..20000")
         require_int_range("num_samples", self.num_samples, 1, 1_000_000)
         require(isinstance(self.tokenizer, str) and bool(self.tokenizer), "tokenizer", self.tokenizer,
                 "a tokenizer id (cl100k_base) or a Hugging Face tokenizer path")
@@ -96,9 +102,18 @@ class GraphConfig:
     def units_needed(self) -> int:
         return max(self.connections)
 
+    @property
+    def main_units(self) -> int:
+        """Units of the config's own type planted in the world: enough for the densest prompt, and variety."""
+        return max(12, 3 * self.units_needed)
+
+    def min_world_size(self) -> int:
+        """People the planted structures need, leaving 30% of the world unlinked for distractors."""
+        return int((self.main_units * self.unit_size + OTHER_STRUCTURE_PEOPLE) / 0.7) + 1
+
     def resolved_world_size(self) -> int:
         """Enough people for the structures plus distractors filling the largest context."""
         if self.world_size:
             return self.world_size
         distractors = max(self.context_tokens) // 60  # profiles are at least ~60 tokens
-        return max(400, int(distractors * 1.6) + 200)
+        return max(400, self.min_world_size(), int(distractors * 1.6) + 200)

@@ -17,7 +17,7 @@ import networkx as nx
 
 from ...core.rng import StableRng, derive_seed
 from ...core.vocab import load_words
-from .config import GraphConfig
+from .config import OTHER_STRUCTURES, GraphConfig
 
 VOCABULARY = (
     "first_names.txt", "last_names.txt", "cities.txt", "employers.txt", "occupations.txt", "event_prefixes.txt",
@@ -172,20 +172,8 @@ def plant_structures(config: GraphConfig, size: int, rng: StableRng) -> tuple[tu
     """Disjoint stars, cliques and pairs over a shuffled population; the config's own unit type is
     planted often enough for the densest prompt, the others for variety; the rest stay isolated."""
     order = rng.shuffled(list(range(size)))
-    plan: list[tuple[str, int]] = []
-    main_units = max(12, 3 * config.units_needed)
     main_kind = {"edge": "pair", "subgraph": "star", "clique": "clique"}[config.task]
-    plan += [(main_kind, config.unit_size)] * main_units
-    for degree in range(2, 7):
-        plan += [("star", degree + 1)] * 2
-    for k in range(3, 7):
-        plan += [("clique", k)] * 2
-    plan += [("pair", 2)] * 6
-    plan = rng.shuffled(plan)
-    needed = sum(n for _, n in plan)
-    if needed > size * 0.7:
-        raise ValueError(f"world_size: {size} is too small for {main_units} {main_kind} units plus distractors; "
-                         f"allowed: at least {int(needed / 0.7) + 1}")
+    plan = rng.shuffled([(main_kind, config.unit_size)] * config.main_units + list(OTHER_STRUCTURES))
     structures, cursor = [], 0
     for kind, n in plan:
         structures.append((kind, tuple(order[cursor:cursor + n])))
@@ -283,7 +271,8 @@ def near_miss(key: str, kind: str, rng: StableRng, ids: Identifiers) -> str | No
             candidate = key[:-4] + str(int(year) + rng.choice((-2, -1, 1, 2)))
         else:  # group: same name, another kind of group
             words = key.split(" ")
-            candidate = " ".join(words[:-1] + [rng.choice([k for k in load_words("group_kinds.txt") if k != words[-1]])])
+            other_kinds = [k for k in load_words("group_kinds.txt") if k != words[-1]]
+            candidate = " ".join(words[:-1] + [rng.choice(other_kinds)])
         if ids.claim(candidate):
             return candidate
     return None

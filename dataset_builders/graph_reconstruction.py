@@ -1,0 +1,22 @@
+"""Hugging Face builder for the graph reconstruction family: one BuilderConfig per registered task.
+
+Use through ``lurch materialize`` (or ``lurch_tasks.publish.materialize``); datasets 5.x no longer loads
+builder scripts by path, but the class can be instantiated and run directly::
+
+    builder = GraphReconstruction(cache_dir="cache", config_name="memory_drift_edge", limit=8)
+    builder.download_and_prepare(num_proc=2)
+    dataset = builder.as_dataset(split="test")
+"""
+
+from __future__ import annotations
+
+from ._builder import LurchBuilder, family_builder_attrs
+
+_ATTRS = family_builder_attrs("graph_reconstruction")
+
+
+class GraphReconstruction(LurchBuilder):
+    FAMILY = _ATTRS["FAMILY"]
+    VERSION = _ATTRS["VERSION"]
+    BUILDER_CONFIGS = _ATTRS["BUILDER_CONFIGS"]
+    DEFAULT_CONFIG_NAME = _ATTRS["DEFAULT_CONFIG_NAME"]
