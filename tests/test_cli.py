@@ -83,3 +83,19 @@ def test_materialize_validate_push_dry_run_and_eval_stored_copy(tmp_path):
     generated = build_docs("find_the_origin", max_seq_lengths=[256, 512], num_samples=2)["test"]
     assert [r["id"] for r in stored] == [r["id"] for r in generated]
     assert [content_hash(dict(r)) for r in stored] == [content_hash(dict(r)) for r in generated]
+
+
+def test_graph_config_materializes_validates_and_loads(tmp_path):
+    from datasets import load_dataset
+
+    out = tmp_path / "graph"
+    sets = ["--set", "context_tokens=[2048]", "--set", "connections=[1,3]", "--set", "num_samples=2"]
+    made = run("materialize", "--config", "memory_drift_clique", "--out", str(out), "--quiet", *sets)
+    assert made.returncode == 0, made.stderr
+    checked = run("validate", str(out), "--quiet")  # schema + the induced-subgraph audit on every row
+    assert checked.returncode == 0 and "memory_drift_clique: 4 rows, ok" in checked.stdout, checked.stdout
+    card = (out / "README.md").read_text()
+    assert "license: apache-2.0" in card and "Memory Drift" in card
+    rows = load_dataset(str(out), "memory_drift_clique", split="test")
+    task = resolve_task("memory_drift_clique", {"context_tokens": [2048], "connections": [1, 3], "num_samples": 2})
+    assert [content_hash(dict(r)) for r in rows] == [content_hash(generate_row(task, i)) for i in range(4)]

@@ -253,3 +253,13 @@ def test_memory_drift_reproduces_table_ii(gold, predicted, tp, fp, fn, precision
     assert (s.tp, s.fp, s.fn) == (tp, fp, fn)
     assert s.precision == pytest.approx(precision) and s.recall == pytest.approx(recall)
     assert s.memory_drift == pytest.approx(drift)
+
+
+def test_every_family_vocabulary_has_a_licence_entry():
+    from lurch_tasks.core.registry import all_families
+    from lurch_tasks.core.vocab import VOCABULARIES, data_license
+
+    for family in all_families():
+        assert set(family.source_files) <= set(VOCABULARIES), family.name
+    assert data_license(("english_words.txt",)) == "cc-by-sa-4.0"
+    assert data_license(("first_names.txt", "cities.txt")) == "apache-2.0"
