@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from functools import lru_cache
 
 from ...core.budget import count_fitting, settle_to_budget
-from ...core.config import config_hash, config_to_dict
+from ...core.cells import setup_instance
+from ...core.config import config_to_dict
 from ...core.context import Block, assemble, measure_evidence
 from ...core.difficulty import reasoning_depth
 from ...core.instance import Instance, instance_id
 from ...core.rng import LazyPermutation, StableRng, canonical_json, derive_seed
 from ...core.tokens import TokenCounter, get_token_counter, reference_counter
-from ...core.vocab import load_words, source_hash
+from ...core.vocab import load_words
 from .config import Cell, FindOriginConfig
 from .prompt import parse_line, render_line, render_prompt, render_question
 
@@ -147,19 +147,11 @@ def _link_rows(lines: list[tuple[str, bool]], layout: Layout) -> list[int]:
     return rows if layout.d > 0 else rows[::-1]
 
 
-@lru_cache(maxsize=64)
-def _config_fingerprint(config: FindOriginConfig) -> tuple[str, str]:
-    return config_hash(config), source_hash(VOCABULARY)
-
-
 def generate(config: FindOriginConfig, seed: int, split: str, index: int, config_name: str) -> Instance:
     """Instance ``index`` of ``split``: a pure function of (family, config, seed, split, index)."""
-    cells = config.cells()
-    if not 0 <= index < config.size():
-        raise ValueError(f"index: {index} is out of range; allowed: 0..{config.size() - 1}")
-    cell: Cell = cells[index % len(cells)]
-    cfg_hash, src_hash = _config_fingerprint(config)
-    rng_seed = derive_seed(FAMILY, cfg_hash, seed, split, index)
+    setup = setup_instance(FAMILY, config, VOCABULARY, seed, split, index)
+    cell: Cell = setup.cell
+    cfg_hash, src_hash, rng_seed = setup.config_hash, setup.source_hash, setup.rng_seed
     rng = StableRng(rng_seed)
     layout = Layout(cell.d, config.chain_length, config.centre)
     counter = get_token_counter(config.tokenizer)
@@ -210,7 +202,7 @@ def generate(config: FindOriginConfig, seed: int, split: str, index: int, config
     params = {
         "rng_seed": rng_seed,
         "cell": cell._asdict(),
-        "sample": index // len(cells),
+        "sample": setup.sample,
         "arrangement": config.arrangement,
         "target_slot": slot if config.arrangement == "structured" else None,
         "lines_above_target": layout.lines_above(num_lines),

@@ -6,13 +6,13 @@ import json
 from functools import lru_cache
 
 from ...core.budget import settle_to_budget
-from ...core.config import config_hash, config_to_dict
+from ...core.cells import setup_instance
+from ...core.config import config_to_dict
 from ...core.context import measure_evidence
 from ...core.difficulty import reasoning_depth
 from ...core.instance import Instance, instance_id
 from ...core.rng import StableRng, canonical_json, derive_seed
 from ...core.tokens import get_token_counter, reference_counter, within_budget_tolerance
-from ...core.vocab import source_hash
 from ...scoring.pairs import edge_item
 from .config import Cell, GraphConfig
 from .placement import place
@@ -43,19 +43,11 @@ def profile_costs(config: GraphConfig, seed: int) -> tuple[int, ...]:
     return tuple(counter.count_many([p.text + PROFILE_SEPARATOR for p in world.profiles]))
 
 
-@lru_cache(maxsize=64)
-def _fingerprint(config: GraphConfig) -> tuple[str, str]:
-    return config_hash(config), source_hash(VOCABULARY)
-
-
 def generate(config: GraphConfig, seed: int, split: str, index: int, config_name: str) -> Instance:
     """Instance ``index`` of ``split``: a pure function of (family, config, seed, split, index)."""
-    cells = config.cells()
-    if not 0 <= index < config.size():
-        raise ValueError(f"index: {index} is out of range; allowed: 0..{config.size() - 1}")
-    cell: Cell = cells[index % len(cells)]
-    cfg_hash, src_hash = _fingerprint(config)
-    rng_seed = derive_seed(FAMILY, cfg_hash, seed, split, index)
+    setup = setup_instance(FAMILY, config, VOCABULARY, seed, split, index)
+    cell: Cell = setup.cell
+    cfg_hash, src_hash, rng_seed = setup.config_hash, setup.source_hash, setup.rng_seed
     rng = StableRng(rng_seed)
     world, units = world_units(config, seed)
     if len(units) < cell.connections:
