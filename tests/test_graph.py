@@ -23,7 +23,7 @@ from lurch_tasks.core.instance import content_hash, schema_errors
 from lurch_tasks.core.registry import all_tasks, get_family
 from lurch_tasks.core.rng import StableRng
 from lurch_tasks.core.tokens import reference_counter, within_budget_tolerance
-from lurch_tasks.families.graph.baselines import _IDENTIFIER, recover_edges
+from lurch_tasks.families.graph.baselines import recover_edges
 from lurch_tasks.families.graph.config import GraphConfig
 from lurch_tasks.families.graph.placement import cut_fractions, place
 from lurch_tasks.families.graph.prompt import PROFILE_SEPARATOR, render_prompt, render_question
@@ -413,26 +413,26 @@ def _name_edges(world, edges):
     return sorted(tuple(sorted((world.people[u].name, world.people[v].name))) for u, v in edges)
 
 
-@pytest.mark.parametrize("task", ["edge", "clique"])
-def test_near_miss_decoys_exist_and_create_no_links(task):
-    world = _world(task, "near_miss")
-    known = {c.key for c in world.cues} | {p.phone for p in world.people} | {p.plate for p in world.people}
-    cue_of = {c.key: c for c in world.cues}
-    decoys = []  # (holder, identifier, the cue it imitates)
-    for holder, profile in enumerate(world.profiles):
-        for identifier in _IDENTIFIER.findall(profile.text):
-            if identifier in known:
-                continue
-            near = [c for key, c in cue_of.items() if _near(identifier, key, c.kind)]
-            assert near, f"{identifier!r} in profile {holder} imitates no cue"
-            decoys.append((holder, identifier, near[0]))
-    assert len(decoys) >= len(world.cues) // 2
-    assert len({cue.kind for _, _, cue in decoys}) >= 4
-    for holder, _, cue in decoys:
-        assert holder not in cue.members
-        people = sorted({holder, *cue.members})
-        assert recover_edges(_all_profiles_prompt(world, people, task)) == _name_edges(
-            world, induced_edges(world.graph, people))
+@pytest.mark.parametrize("task", ["edge", "subgraph", "clique"])
+def test_near_miss_decoys_sit_in_the_prompt_and_create_no_links(task):
+    """With decoys=near_miss every gold cue of a prompt gets a near-miss copy in a distractor's profile of the
+    same prompt: one digit off, another year, or another kind of group; exact matching still finds gold."""
+    rows = [_small_row(f"memory_drift_{task}", i, decoys="near_miss", connections=[1, 3]) for i in range(2)]
+    for row in rows:
+        params = json.loads(row["params"])
+        decoys = params["decoys"]
+        gold_people = {name for pair in params["gold_edges"] for name in pair}
+        assert decoys, row["id"]
+        for decoy in decoys:
+            assert _near(decoy["near_miss"], decoy["imitates"], decoy["kind"]), decoy
+            assert decoy["holder"] in params["people"] and decoy["holder"] not in gold_people
+            holder_profile = next(p for p in row["context"].split(PROFILE_SEPARATOR)
+                                  if p.startswith(decoy["holder"] + ": "))
+            assert decoy["near_miss"] in holder_profile
+            assert row["context"].count(decoy["near_miss"]) == 1  # matches nothing else in the prompt
+        assert FAMILY.audit(row) == []
+        assert FAMILY.score(row, FAMILY.solve(row["prompt"]))["memory_drift"] == 0.0
+    world = _world(task)
     everyone = list(range(len(world.people)))
     assert recover_edges(_all_profiles_prompt(world, everyone, task)) == _name_edges(world, world.graph.edges())
 

@@ -18,7 +18,7 @@ from .config import Cell, GraphConfig
 from .placement import place
 from .prompt import PROFILE_SEPARATOR, render_prompt, render_question
 from .sampling import Unit, independent_distractors, induced_edges, sample_units
-from .world import VOCABULARY, World, build_world
+from .world import VOCABULARY, World, build_world, decoy_sentence
 
 FAMILY = "graph_reconstruction"
 VERSION = "1.0.0"
@@ -58,13 +58,38 @@ def generate(config: GraphConfig, seed: int, split: str, index: int, config_name
     selected_set = set(selected)
     candidates = rng.shuffled([p for p in range(len(world.people)) if p not in selected_set])
     pool = independent_distractors(world.graph, selected, candidates)
-    costs = profile_costs(config, seed)
-    order, context_tokens, distractor_count = _fit(config, world, chosen, pool, costs, cell.context_tokens, rng)
-    return _instance(config, config_name, seed, split, index, cell, world, chosen, order, context_tokens,
-                     distractor_count, rng_seed, cfg_hash, src_hash)
+    texts = {p: world.profiles[p].text for p in range(len(world.people))}
+    decoys = _plant_decoys(config, world, selected, pool, rng, texts) if config.decoys == "near_miss" else []
+    costs = list(profile_costs(config, seed))
+    counter = get_token_counter(config.tokenizer)
+    for entry in decoys:  # a decoy holder's profile grew: count it again, once
+        costs[entry["person"]] = counter.count(texts[entry["person"]] + PROFILE_SEPARATOR)
+    order, context_tokens, distractor_count = _fit(config, texts, chosen, pool, costs, cell.context_tokens, rng)
+    in_prompt = set(order)
+    decoys = [{k: v for k, v in d.items() if k != "person"} for d in decoys if d["person"] in in_prompt]
+    return _instance(config, config_name, seed, split, index, cell, world, texts, chosen, order, context_tokens,
+                     distractor_count, decoys, rng_seed, cfg_hash, src_hash)
 
 
-def _fit(config: GraphConfig, world: World, units: list[Unit], pool: list[int], costs: tuple[int, ...],
+def _plant_decoys(config: GraphConfig, world: World, selected: list[int], pool: list[int], rng: StableRng,
+                  texts: dict[int, str]) -> list[dict]:
+    """Near misses of this prompt's own gold cues (one digit off, another year, another kind of group),
+    each appended to the profile of one of the first distractors, so the trap sits in the same prompt."""
+    cue_ids = sorted({world.graph.edges[u, v]["cue"] for u, v in induced_edges(world.graph, selected)})
+    taken = set(world.identifiers)
+    planted = []
+    for cue_id, holder in zip(cue_ids, pool, strict=False):
+        made = decoy_sentence(world.cues[cue_id], world.people[holder], rng, taken)
+        if made is None:
+            continue
+        sentence, key = made
+        texts[holder] = f"{texts[holder]} {sentence}"
+        planted.append({"person": holder, "holder": world.people[holder].name, "near_miss": key,
+                        "imitates": world.cues[cue_id].key, "kind": world.cues[cue_id].kind})
+    return planted
+
+
+def _fit(config: GraphConfig, texts: dict[int, str], units: list[Unit], pool: list[int], costs: list[int],
          budget: int, rng: StableRng) -> tuple[list[int], int, int]:
     """Most distractors (in pool order) that keep the context within ``budget`` tokens."""
     counter = get_token_counter(config.tokenizer)
@@ -90,7 +115,7 @@ def _fit(config: GraphConfig, world: World, units: list[Unit], pool: list[int], 
                      StableRng(placement_seed))
 
     def render(n: int) -> str:
-        return PROFILE_SEPARATOR.join(world.profiles[p].text for p in arrange(n))
+        return PROFILE_SEPARATOR.join(texts[p] for p in arrange(n))
 
     fitted = settle_to_budget(render, counter, len(taken), budget, 0)
     if not within_budget_tolerance(fitted.tokens, budget):
@@ -99,7 +124,7 @@ def _fit(config: GraphConfig, world: World, units: list[Unit], pool: list[int], 
     return arrange(fitted.blocks), fitted.tokens, fitted.blocks
 
 
-def _close_gap(taken: list[int], pool: list[int], costs: tuple[int, ...], room: int, tolerance: int) -> list[int]:
+def _close_gap(taken: list[int], pool: list[int], costs: list[int], room: int, tolerance: int) -> list[int]:
     """Profiles come in ~50-200 token blocks, coarser than the tolerance: when the leftover ``room`` exceeds
     it, swap one taken distractor for an unused one just long enough to end within the tolerance."""
     if room <= tolerance or not taken:
@@ -118,10 +143,10 @@ def _close_gap(taken: list[int], pool: list[int], costs: tuple[int, ...], room: 
 
 
 def _instance(config: GraphConfig, config_name: str, seed: int, split: str, index: int, cell: Cell, world: World,
-              units: list[Unit], order: list[int], context_tokens: int, distractor_count: int, rng_seed: int,
-              cfg_hash: str, src_hash: str) -> Instance:
+              profile_texts: dict[int, str], units: list[Unit], order: list[int], context_tokens: int,
+              distractor_count: int, decoys: list[dict], rng_seed: int, cfg_hash: str, src_hash: str) -> Instance:
     people = world.people
-    texts = [world.profiles[p].text for p in order]
+    texts = [profile_texts[p] for p in order]
     context = PROFILE_SEPARATOR.join(texts)
     starts, offset = {}, 0
     for person, text in zip(order, texts, strict=True):
@@ -168,7 +193,7 @@ def _instance(config: GraphConfig, config_name: str, seed: int, split: str, inde
         "sample": index // len(config.cells()),
         "task": config.task,
         "placement": config.placement,
-        "decoys": config.decoys,
+        "decoy_mode": config.decoys,
         "world_seed": seed,
         "world_size": len(people),
         "units": [[people[p].name for p in unit] for unit in units],
@@ -178,6 +203,7 @@ def _instance(config: GraphConfig, config_name: str, seed: int, split: str, inde
         "gold_edges": [list(pair) for pair in gold_names],
         "edge_cues": [world.cues[world.graph.edges[u, v]["cue"]].kind for u, v in gold],
         "edge_separation_tokens": separations,
+        "decoys": decoys,
         "tokenizer": config.tokenizer,
         "config": config_to_dict(config),
     }

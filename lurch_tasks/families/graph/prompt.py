@@ -20,7 +20,7 @@ _TASK_HINTS = {
     "edge": "The connections come in separate pairs.",
     "subgraph": "The connections form small star-shaped clusters: one person linked to several others.",
     "clique": "The connections form small groups in which everyone is connected to everyone else. You may write "
-    "such a group on one line as: Name A, Name B, Name C",
+    "such a group on one line, as in: Name A, Name B, Name C.",
 }
 _FORMAT = "one connection per line in the form: Name A -- Name B"
 _STYLES = {

@@ -69,6 +69,7 @@ class World:
     cues: tuple[Cue, ...]
     profiles: tuple[Profile, ...]
     structures: tuple[tuple[str, tuple[int, ...]], ...]  # planted (kind, members), for reports and tests
+    identifiers: frozenset[str]  # every identifier in use: near-miss decoys must avoid them all
 
 
 class Identifiers:
@@ -86,12 +87,6 @@ class Identifiers:
             if value not in self.used:
                 self.used.add(value)
                 return value
-
-    def claim(self, value: str) -> bool:
-        if value in self.used:
-            return False
-        self.used.add(value)
-        return True
 
     def digits(self, n: int) -> str:
         return "".join(str(self.rng.below(10)) for _ in range(n))
@@ -259,8 +254,8 @@ def make_cues(world_edges: list[tuple[int, int]], groups: list[tuple[int, ...]],
     return cues, edge_cue
 
 
-def near_miss(key: str, kind: str, rng: StableRng, ids: Identifiers) -> str | None:
-    """An identifier one small edit away from ``key`` that no real identifier uses."""
+def near_miss(key: str, kind: str, rng: StableRng, taken: set[str]) -> str | None:
+    """An identifier one small edit away from ``key`` that is not in ``taken`` (then added to it)."""
     for _ in range(20):
         if kind in ("phone", "account", "plate"):
             positions = [i for i, ch in enumerate(key) if ch.isdigit()]
@@ -273,7 +268,8 @@ def near_miss(key: str, kind: str, rng: StableRng, ids: Identifiers) -> str | No
             words = key.split(" ")
             other_kinds = [k for k in load_words("group_kinds.txt") if k != words[-1]]
             candidate = " ".join(words[:-1] + [rng.choice(other_kinds)])
-        if ids.claim(candidate):
+        if candidate not in taken:
+            taken.add(candidate)
             return candidate
     return None
 
@@ -299,11 +295,11 @@ def base_sentences(person: Person) -> list[str]:
     return sentences
 
 
-def render_profile(person: Person, own: list[tuple[int, str]], decoys: list[str], rng: StableRng) -> Profile:
-    """``Name: sentence sentence ...`` with the cue and decoy sentences mixed in at seeded positions."""
+def render_profile(person: Person, own: list[tuple[int, str]], rng: StableRng) -> Profile:
+    """``Name: sentence sentence ...`` with the cue sentences mixed in at seeded positions."""
     body = base_sentences(person)
     tagged: list[tuple[int, str]] = [(-1, s) for s in body[:1]]
-    rest = [(-1, s) for s in body[1:]] + own + [(-1, s) for s in decoys]
+    rest = [(-1, s) for s in body[1:]] + own
     tagged += rng.shuffled(rest)
     header = f"{person.name}: "
     parts, spans, offset = [], [], len(header)
@@ -346,23 +342,14 @@ def build_world(config: GraphConfig, seed: int) -> World:
     for cue in cues:
         for member, sentence in zip(cue.members, cue.sentences, strict=True):
             own[member].append((cue.id, sentence))
-    decoys: dict[int, list[str]] = {pid: [] for pid in range(size)}
-    if config.decoys == "near_miss":
-        _plant_decoys(cues, people, rng, ids, decoys)
-    profiles = tuple(render_profile(p, own[p.id], decoys[p.id], rng) for p in people)
-    return World(people, graph, tuple(cues), profiles, structures)
+    profiles = tuple(render_profile(p, own[p.id], rng) for p in people)
+    return World(people, graph, tuple(cues), profiles, structures, frozenset(ids.used))
 
 
-def _plant_decoys(cues: list[Cue], people: tuple[Person, ...], rng: StableRng, ids: Identifiers,
-                  decoys: dict[int, list[str]]) -> None:
-    """For every cue, a near-miss copy of its identifier in the profile of someone outside the cue."""
-    colors, vehicles = load_words("vehicle_colors.txt"), load_words("vehicle_types.txt")
-    for cue in cues:
-        holder = rng.below(len(people))
-        if holder in cue.members:
-            continue
-        key = near_miss(cue.key, cue.kind, rng, ids)
-        if key is None:
-            continue
-        vehicle = f"{rng.choice(colors)} {rng.choice(vehicles)}"
-        decoys[holder].append(_fill(_DECOY_PHRASES[cue.kind], people[holder], key=key, vehicle=vehicle))
+def decoy_sentence(cue: Cue, holder: Person, rng: StableRng, taken: set[str]) -> tuple[str, str] | None:
+    """A sentence for ``holder``'s profile carrying a near miss of ``cue``'s identifier, and that near miss."""
+    key = near_miss(cue.key, cue.kind, rng, taken)
+    if key is None:
+        return None
+    vehicle = f"{rng.choice(load_words('vehicle_colors.txt'))} {rng.choice(load_words('vehicle_types.txt'))}"
+    return _fill(_DECOY_PHRASES[cue.kind], holder, key=key, vehicle=vehicle), key
