@@ -95,6 +95,7 @@ def instance_features(difficulty: Mapping[str, datasets.Value]) -> datasets.Feat
             },
             "difficulty": dict(difficulty),
             "params": _STRING,
+            "pair_key": _STRING,
         }
     )
 

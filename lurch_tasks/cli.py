@@ -131,6 +131,31 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def cmd_audit_shortcuts(args: argparse.Namespace) -> int:
+    from .core.generation import check_split, resolve_task
+    from .core.registry import all_tasks
+    from .core.shortcuts import MARGIN, PROBE_MARGIN, audit_task, format_table
+
+    check_split(args.split)
+    names = args.config or [task.name for task in all_tasks() if not task.paper_faithful]
+    tasks = [resolve_task(name, _parse_sets(args.set), args.seed) for name in names]
+    failed = []
+    for task in tasks:
+        result = audit_task(task, args.n, args.split, progress=not args.quiet)
+        kind = "paper-faithful: known holes are reported, not failed" if task.paper_faithful else "default rules"
+        print(f"== {task.name}: {result.rows} rows ({kind}); pass = every strategy <= chance + {MARGIN:g}, "
+              f"every probe AUC <= {0.5 + PROBE_MARGIN:g}")
+        print(format_table(result.lines))
+        print()
+        if not result.passed:
+            failed.append(task.name)
+    if failed:
+        print(f"shortcut audit FAILED for: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    print(f"shortcut audit passed for {len(tasks)} config(s)")
+    return 0
+
+
 def cmd_tasks_path(args: argparse.Namespace) -> int:
     from .harness.yamls import yaml_dir
 
@@ -191,6 +216,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("folder")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("audit-shortcuts", help="score prompt-only shortcut strategies (position, frequency, length, "
+                       "template, family tricks) against chance; exit 1 when one beats chance + 0.05")
+    p.add_argument("--config", action="append",
+                   help="config name (repeatable; default: every config that is not paper_faithful)")
+    p.add_argument("--n", type=_positive, default=None,
+                   help="only the first N instances of each config (a balanced slice; default all)")
+    p.add_argument("--split", default="test", help="test | validation | train (default test)")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_generation_options(p)
+    p.set_defaults(func=cmd_audit_shortcuts)
 
     p = sub.add_parser("eval", help="lm-eval's `run` with lurch models registered and --include_path set",
                        add_help=False)

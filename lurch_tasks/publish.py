@@ -89,6 +89,8 @@ FIELD_DOCS = {
     "reasoning_graph": "evidence -> inference steps -> answer: `nodes` (id, kind, text) and `edges` ([src, dst])",
     "difficulty": "LURCH difficulty properties plus the family's knobs (next table)",
     "params": "JSON string with every generation parameter and random choice",
+    "pair_key": "equal for row i of configs that differ only in a compared knob (placement, decoys, arrangement, "
+    "prompt style, target position): join on it to compare a knob on matched pairs",
 }
 DIFFICULTY_DOCS = {
     "context_tokens": "context length in tokens of the config's tokenizer",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -17,20 +18,31 @@ class InstanceSetup:
     sample: int  # how many times this cell came round before (index // number of cells)
     config_hash: str
     source_hash: str
-    rng_seed: int  # blake2b of (family, config hash, seed, split, index)
+    rng_seed: int  # blake2b of (family, config hash without the compared knobs, seed, split, index)
+    pair_key: str  # equal for instance i of configs that differ only in compared knobs
+
+
+def pair_hash(config: Any, compared_knobs: tuple[str, ...]) -> str:
+    """Hash of the config with the compared knobs reset to their defaults: what matched pairs share."""
+    defaults = {f.name: f.default for f in dataclasses.fields(config) if f.name in compared_knobs}
+    return config_hash(dataclasses.replace(config, **defaults))
 
 
 @lru_cache(maxsize=64)
-def _fingerprints(config: Any, vocabulary: tuple[str, ...]) -> tuple[str, str]:
-    return config_hash(config), source_hash(vocabulary)
+def _fingerprints(config: Any, vocabulary: tuple[str, ...], compared: tuple[str, ...]) -> tuple[str, str, str]:
+    return config_hash(config), source_hash(vocabulary), pair_hash(config, compared)
 
 
 def setup_instance(family: str, config: Any, vocabulary: tuple[str, ...], seed: int, split: str,
-                   index: int) -> InstanceSetup:
-    """Docs interleave the cells round-robin: index i is cell i mod |cells|, so any prefix is balanced."""
+                   index: int, compared_knobs: tuple[str, ...] = ()) -> InstanceSetup:
+    """Docs interleave the cells round-robin: index i is cell i mod |cells|, so any prefix is balanced.
+
+    The instance seed leaves out ``compared_knobs``: every random choice that is not about the compared
+    knob itself is the same across configs that differ only in it."""
     cells = config.cells()
     if not 0 <= index < len(cells) * config.num_samples:
         raise ValueError(f"index: {index} is out of range; allowed: 0..{len(cells) * config.num_samples - 1}")
-    cfg_hash, src_hash = _fingerprints(config, vocabulary)
+    cfg_hash, src_hash, shared = _fingerprints(config, vocabulary, tuple(compared_knobs))
     return InstanceSetup(cells[index % len(cells)], index // len(cells), cfg_hash, src_hash,
-                         derive_seed(family, cfg_hash, seed, split, index))
+                         derive_seed(family, shared, seed, split, index),
+                         f"{family}/{shared[:16]}/{seed}/{split}/{index}")

@@ -40,6 +40,7 @@ class Instance:
     reasoning_graph: dict
     difficulty: dict
     params: str
+    pair_key: str  # shared by instance i of configs that differ only in a compared knob (DESIGN 3.5)
 
     def to_row(self) -> dict[str, Any]:
         return asdict(self)

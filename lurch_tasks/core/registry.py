@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .instance import Instance
@@ -27,6 +27,11 @@ class Family:
     source_files: tuple[str, ...]
     citation: str
     description: str
+    # Config fields that studies compare (placement, decoys, arrangement, ...): they are left out of the
+    # instance seed, so changing one changes nothing else (matched pairs, DESIGN 3.5).
+    compared_knobs: tuple[str, ...] = ()
+    shortcuts: tuple = field(default=())  # core.shortcuts.Shortcut
+    probes: tuple = field(default=())  # core.shortcuts.Probe
 
 
 @dataclass(frozen=True)
@@ -39,6 +44,9 @@ class Task:
     description: str
     in_suite: bool = False  # part of the family group (and so of the umbrella `memory_drift`)
     seed: int = 0
+    # Replicates a source paper exactly, holes included (DESIGN 3.5): never a default, and its known
+    # shortcut scores are reported rather than failed.
+    paper_faithful: bool = False
 
 
 _FAMILIES: dict[str, Family] = {}
@@ -57,6 +65,8 @@ def register_task(task: Task) -> Task:
         raise ValueError(f"task {task.name!r} is already registered")
     if task.family not in _FAMILIES:
         raise ValueError(f"task {task.name!r} names unknown family {task.family!r}")
+    if task.paper_faithful and task.in_suite:
+        raise ValueError(f"task {task.name!r}: a paper_faithful config is never part of the default suite")
     if not isinstance(task.config, _FAMILIES[task.family].config_type):
         raise TypeError(f"task {task.name!r}: config is not a {_FAMILIES[task.family].config_type.__name__}")
     _TASKS[task.name] = task

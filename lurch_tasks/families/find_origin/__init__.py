@@ -7,8 +7,9 @@ from ...core.registry import Family, Task, register_family, register_task
 from ...scoring import parse_final_answer, score_items
 from .audit import audit
 from .baselines import guess, solve
-from .config import FindOriginConfig
-from .generate import FAMILY, VERSION, VOCABULARY, generate
+from .config import ALL_D_VALUES, FindOriginConfig
+from .generate import COMPARED_KNOBS, FAMILY, VERSION, VOCABULARY, generate
+from .shortcuts import PROBES, SHORTCUTS
 
 CITATION = """@article{findtheorigin2024,
   title   = {Challenging LLMs Beyond Information Retrieval: Reasoning Degradation with Long Context Windows},
@@ -33,7 +34,7 @@ def bin_keys(doc: dict) -> dict[str, str]:
     """Per-bin metric suffixes of a doc: its length bin (tokens) and its d."""
     difficulty = doc["difficulty"]
     return {"length": str(length_bin(difficulty["target_tokens"], difficulty["context_tokens"])),
-            "d": f"d={difficulty['d']}"}
+            "d": f"d={difficulty['d']}", "depth": f"chain={difficulty['chain_length']}"}
 
 
 def bin_names(config: FindOriginConfig) -> list[str]:
@@ -43,10 +44,11 @@ def bin_names(config: FindOriginConfig) -> list[str]:
     else:
         # Line-count configs are binned by the power of two above their token count; lines cost
         # roughly 8-16 tokens each, so these bounds cover every doc.
-        lines = config.num_lines or (config.chain_length, config.line_growth[1])
+        lines = config.num_lines or (min(config.chain_lengths), config.line_growth[1])
         low, high = length_bin(0, min(lines) * 8), length_bin(0, max(lines) * 16)
         lengths = [1 << k for k in range(low.bit_length() - 1, high.bit_length())]
-    return [str(n) for n in lengths] + [f"d={d}" for d in config.d_values]
+    return ([str(n) for n in lengths] + [f"d={d}" for d in config.d_values]
+            + [f"chain={c}" for c in config.chain_lengths])
 
 
 register_family(
@@ -69,22 +71,31 @@ register_family(
             "destination word to its origin. The signed distance d sets how many lines separate "
             "consecutive links of a chain (negative: the later link is above)."
         ),
+        compared_knobs=COMPARED_KNOBS,
+        shortcuts=SHORTCUTS,
+        probes=PROBES,
     )
 )
 
 PAPER_MAX_LINES = 880  # ~10k context tokens, the end of the paper's range
-_GRID = dict(d_values=(-15, -10, -5, -1, 1, 5, 10, 15))
-register_task(Task("find_the_origin", FAMILY, FindOriginConfig(**_GRID, context_tokens=(1024, 2048, 4096, 8192)),
-               "structured arrangement, d in ±{1,5,10,15} x contexts of 1k-8k tokens", in_suite=True))
-register_task(Task("find_the_origin_random", FAMILY,
-               FindOriginConfig(**_GRID, context_tokens=(1024, 2048, 4096, 8192), arrangement="random"),
+_LENGTHS = dict(context_tokens=(1024, 2048, 4096, 8192))
+register_task(Task("find_the_origin", FAMILY, FindOriginConfig(**_LENGTHS),
+               "structured arrangement, d in ±2..15 x contexts of 1k-8k tokens, target at a seeded depth",
+               in_suite=True))
+register_task(Task("find_the_origin_random", FAMILY, FindOriginConfig(**_LENGTHS, arrangement="random"),
                "random arrangement (only the target chain obeys d), same grid", in_suite=True))
 register_task(Task("find_the_origin_long", FAMILY,
-               FindOriginConfig(**_GRID, context_tokens=(16384, 32768, 65536, 131072), num_samples=2),
+               FindOriginConfig(context_tokens=(16384, 32768, 65536, 131072), num_samples=1),
                "structured arrangement, contexts of 16k-128k tokens"))
+register_task(Task("find_the_origin_depth", FAMILY,
+               FindOriginConfig(chain_lengths=(2, 3, 4, 5, 6, 7, 8), context_tokens=(4096,), arrangement="random",
+                                num_samples=1),
+               "reasoning depth 2-8: chains of 2-8 links, random arrangement, d in ±2..15, 4k tokens"))
 register_task(Task("find_the_origin_paper", FAMILY,
-               FindOriginConfig(**_GRID, context_tokens=(), line_growth=(8, PAPER_MAX_LINES), num_samples=1),
-               "the paper's grid: d in ±{1,5,10,15}, contexts grown 8 lines at a time from |d|+1 lines "
-               "to ~10k tokens"))
+               FindOriginConfig(d_values=ALL_D_VALUES, context_tokens=(), line_growth=(8, PAPER_MAX_LINES),
+                                target_position="centre", num_samples=1),
+               "paper-faithful: the paper's grid (d in -15..15, contexts grown 8 lines at a time from |d|+1 lines "
+               "to ~10k tokens) with its centred target, whose origin line mirrors the destination's",
+               paper_faithful=True))
 
 __all__ = ["FindOriginConfig", "PAPER_MAX_LINES", "generate", "score"]

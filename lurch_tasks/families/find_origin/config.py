@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from ...core.config import ConfigError, require, require_choice, require_int_range, require_list, require_number
+from ...core.config import ConfigError, require, require_choice, require_int_range, require_list
 from ...core.tokens import REFERENCE_TOKENIZER
 
 MAX_ABS_D = 15
@@ -14,10 +14,18 @@ MAX_CONTEXT_TOKENS = 1_048_576
 MAX_LINES = 100_000
 
 
+TARGET_POSITIONS = ("jitter", "centre")
+ALL_D_VALUES = tuple(d for d in range(-MAX_ABS_D, MAX_ABS_D + 1) if d)  # the paper's -15..15 without 0
+# Defaults leave out |d| = 1: there the origin's line touches the destination's, so "the chain start
+# nearest the destination" answers 50-75% of those rows without following a link (see the shortcut audit).
+DEFAULT_D_VALUES = tuple(d for d in ALL_D_VALUES if abs(d) > 1)
+
+
 class Cell(NamedTuple):
-    """One point of the knob grid: a signed distance and a length (tokens or lines)."""
+    """One point of the knob grid: a signed distance, a chain length and a length (tokens or lines)."""
 
     d: int
+    chain_length: int
     length_unit: str  # "tokens" | "lines"
     length: int
 
@@ -29,16 +37,21 @@ class FindOriginConfig:
     Exactly one length axis is set: ``context_tokens`` (token targets for the context),
     ``num_lines`` (fixed line counts) or ``line_growth`` = (step, max_lines), the paper's grid of
     |d|+1, |d|+1+step, ... lines for every d.
+
+    ``target_position``: ``"jitter"`` (default) puts the target chain at a seeded uniform depth, recorded
+    per instance, so no line of the answer can be computed from the layout; ``"centre"`` is the paper's
+    centring (the origin then mirrors the destination: a known hole, for paper-faithful configs only); a
+    number in 0..1 fixes the depth fraction.
     """
 
-    d_values: tuple[int, ...] = (-15, -10, -5, -1, 1, 5, 10, 15)
+    d_values: tuple[int, ...] = DEFAULT_D_VALUES
     context_tokens: tuple[int, ...] = (1024, 2048, 4096, 8192)
     num_lines: tuple[int, ...] = ()
     line_growth: tuple[int, ...] = ()
-    chain_length: int = 2
+    chain_lengths: tuple[int, ...] = (2,)
     arrangement: str = "structured"
-    target_position: float | None = None
-    num_samples: int = 5
+    target_position: str | float = "jitter"
+    num_samples: int = 2
     tokenizer: str = REFERENCE_TOKENIZER
 
     def __post_init__(self) -> None:
@@ -63,39 +76,44 @@ class FindOriginConfig:
             require(len(self.line_growth) == 2, "line_growth", self.line_growth, "[step, max_lines]")
             require_int_range("line_growth[0] (step)", self.line_growth[0], 1, MAX_LINES)
             require_int_range("line_growth[1] (max_lines)", self.line_growth[1], 2, MAX_LINES)
-        require_int_range("chain_length", self.chain_length, 2, 8)
+        require_list("chain_lengths", self.chain_lengths)
+        for chain_length in self.chain_lengths:
+            require_int_range("chain_lengths", chain_length, 2, 8)
+        require(len(set(self.chain_lengths)) == len(self.chain_lengths), "chain_lengths", self.chain_lengths,
+                "distinct values")
         require_choice("arrangement", self.arrangement, ARRANGEMENTS)
-        if self.target_position is not None:
-            require_number("target_position", self.target_position, 0.0, 1.0)
+        if isinstance(self.target_position, str):
+            require_choice("target_position", self.target_position, TARGET_POSITIONS)
+        else:
+            require(isinstance(self.target_position, (int, float)) and not isinstance(self.target_position, bool)
+                    and 0.0 <= self.target_position <= 1.0, "target_position", self.target_position,
+                    "jitter | centre | a number in 0..1")
         require_int_range("num_samples", self.num_samples, 1, 1_000_000)
         require(isinstance(self.tokenizer, str) and bool(self.tokenizer), "tokenizer", self.tokenizer,
                 "a tokenizer id (cl100k_base) or a Hugging Face tokenizer path")
         for lines in self.num_lines:
             for d in self.d_values:
-                need = (self.chain_length - 1) * abs(d) + 1
+                need = (max(self.chain_lengths) - 1) * abs(d) + 1
                 require(lines >= need, "num_lines", lines,
                         f"at least (chain_length-1)*|d|+1 = {need} lines for d={d}")
 
     def cells(self) -> list[Cell]:
         """The knob grid in doc order: round-robin so that any prefix is balanced.
 
-        Lengths vary fastest, then d; for ``line_growth`` the k-th step of every d comes before the
-        (k+1)-th of any.
+        Lengths vary fastest, then d, then chain length; for ``line_growth`` the k-th step of every
+        (chain length, d) comes before the (k+1)-th of any.
         """
+        pairs = [(c, d) for c in self.chain_lengths for d in self.d_values]
         if self.context_tokens:
-            return [Cell(d, "tokens", n) for d in self.d_values for n in self.context_tokens]
+            return [Cell(d, c, "tokens", n) for c, d in pairs for n in self.context_tokens]
         if self.num_lines:
-            return [Cell(d, "lines", n) for d in self.d_values for n in self.num_lines]
+            return [Cell(d, c, "lines", n) for c, d in pairs for n in self.num_lines]
 
         step, max_lines = self.line_growth
-        per_d = {d: list(range((self.chain_length - 1) * abs(d) + 1, max_lines + 1, step)) for d in self.d_values}
-        depth = max(len(v) for v in per_d.values())
-        return [Cell(d, "lines", per_d[d][k]) for k in range(depth) for d in self.d_values if k < len(per_d[d])]
+        steps = {(c, d): list(range((c - 1) * abs(d) + 1, max_lines + 1, step)) for c, d in pairs}
+        depth = max(len(v) for v in steps.values())
+        return [Cell(d, c, "lines", steps[c, d][k]) for k in range(depth) for c, d in pairs if k < len(steps[c, d])]
 
     def size(self) -> int:
         """Number of instances in one split: every cell, ``num_samples`` times."""
         return len(self.cells()) * self.num_samples
-
-    @property
-    def centre(self) -> float:
-        return 0.5 if self.target_position is None else float(self.target_position)

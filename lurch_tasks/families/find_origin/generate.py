@@ -18,7 +18,9 @@ from .config import Cell, FindOriginConfig
 from .prompt import parse_line, render_line, render_prompt, render_question
 
 FAMILY = "find_the_origin"
-VERSION = "1.0.0"
+VERSION = "2.0.0"
+# Knobs that studies compare: left out of the instance seed, so the target chain and word stream stay fixed.
+COMPARED_KNOBS = ("arrangement", "target_position")
 VOCABULARY = ("english_words.txt",)
 
 
@@ -47,7 +49,7 @@ class Layout:
 
     d: int
     chain_length: int
-    centre: float
+    position: float  # depth fraction of the target chain's first line within the free lines
 
     @property
     def span(self) -> int:
@@ -55,7 +57,7 @@ class Layout:
         return (self.chain_length - 1) * abs(self.d) + 1
 
     def lines_above(self, n: int) -> int:
-        return int((n - self.span) * self.centre + 0.5)
+        return int((n - self.span) * self.position + 0.5)
 
     def link_offset(self, k: int) -> int:
         """Offset of link k (0 = origin's link) from the target's first line: later links are d lines
@@ -74,6 +76,7 @@ class StructuredLines:
         self.layout, self.slot, self.words = layout, slot, words
         self.width = abs(layout.d)
         self.group = layout.chain_length * self.width
+        words.chain(("s", 0, slot), layout.chain_length)  # the target chain draws the first words, as in random
 
     def line(self, position: int) -> tuple[str, bool]:
         """Text of the line at ``position`` (0 = target's first line) and whether it is evidence."""
@@ -149,14 +152,14 @@ def _link_rows(lines: list[tuple[str, bool]], layout: Layout) -> list[int]:
 
 def generate(config: FindOriginConfig, seed: int, split: str, index: int, config_name: str) -> Instance:
     """Instance ``index`` of ``split``: a pure function of (family, config, seed, split, index)."""
-    setup = setup_instance(FAMILY, config, VOCABULARY, seed, split, index)
+    setup = setup_instance(FAMILY, config, VOCABULARY, seed, split, index, COMPARED_KNOBS)
     cell: Cell = setup.cell
     cfg_hash, src_hash, rng_seed = setup.config_hash, setup.source_hash, setup.rng_seed
-    rng = StableRng(rng_seed)
-    layout = Layout(cell.d, config.chain_length, config.centre)
+    position = target_fraction(config.target_position, rng_seed)
+    layout = Layout(cell.d, cell.chain_length, position)
     counter = get_token_counter(config.tokenizer)
-    words = WordSource(rng)
-    slot = rng.below(abs(cell.d))
+    words = WordSource(StableRng(derive_seed(rng_seed, "words")))
+    slot = StableRng(derive_seed(rng_seed, "slot")).below(abs(cell.d))
     if config.arrangement == "structured":
         source: StructuredLines | RandomLines = StructuredLines(layout, slot, words)
     else:
@@ -193,9 +196,9 @@ def generate(config: FindOriginConfig, seed: int, split: str, index: int, config
         "evidence_dispersion_chars": evidence.dispersion_chars,
         "reasoning_depth": reasoning_depth(nodes, edges),
         "d": cell.d,
-        "chain_length": config.chain_length,
+        "chain_length": cell.chain_length,
         "num_lines": num_lines,
-        "target_position": config.centre,
+        "target_position": position,
         "target_line": target_rows[0],
         "separation_tokens": sum(separations) / len(separations),
     }
@@ -204,6 +207,8 @@ def generate(config: FindOriginConfig, seed: int, split: str, index: int, config
         "cell": cell._asdict(),
         "sample": setup.sample,
         "arrangement": config.arrangement,
+        "target_position_mode": config.target_position if isinstance(config.target_position, str) else "fixed",
+        "target_fraction": position,
         "target_slot": slot if config.arrangement == "structured" else None,
         "lines_above_target": layout.lines_above(num_lines),
         "target_rows": target_rows,
@@ -234,7 +239,17 @@ def generate(config: FindOriginConfig, seed: int, split: str, index: int, config
         reasoning_graph={"nodes": nodes, "edges": edges},
         difficulty=difficulty,
         params=canonical_json(params),
+        pair_key=setup.pair_key,
     )
+
+
+def target_fraction(mode: str | float, rng_seed: int) -> float:
+    """Depth fraction of the target chain: seeded uniform (jitter), the paper's 0.5 (centre), or fixed."""
+    if mode == "jitter":
+        return StableRng(derive_seed(rng_seed, "position")).uniform()
+    if mode == "centre":
+        return 0.5
+    return float(mode)
 
 
 def _fit_lines(
@@ -277,4 +292,4 @@ def _reasoning_graph(chain_lines: list[str], origin: str, destination: str) -> t
     return nodes, edges
 
 
-__all__ = ["FAMILY", "VERSION", "generate"]
+__all__ = ["COMPARED_KNOBS", "FAMILY", "VERSION", "generate"]

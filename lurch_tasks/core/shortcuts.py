@@ -1,0 +1,171 @@
+"""Shortcut audit (DESIGN 3.5): solvers that read only the prompt and deliberately skip the reasoning.
+
+A family registers two kinds of cheats next to its baselines:
+
+- a :class:`Shortcut` turns a prompt into a model output without doing the task's reasoning (answer by
+  position, frequency, length, sentence template, or a family trick). It is scored with the family's own
+  scorer, and compared with chance = the family's seeded random baseline on the same rows.
+- a :class:`Probe` reads one surface feature (a profile's length, a unit's position) of every candidate in a
+  row and reports how well that feature alone separates gold candidates from the rest, as a ROC AUC folded
+  to >= 0.5 (chance 0.5). A probe that separates well is a tell that any solver can combine with others.
+
+On a config that is not ``paper_faithful``, every shortcut must score within chance + ``MARGIN`` and every
+probe's AUC within 0.5 + ``PROBE_MARGIN`` (an AUC of 0.6: a random gold candidate outranks a random other
+one 60% of the time; a ranking tell that weak cannot be turned into answers on its own).
+A shortcut may declare the configs on which its regularity is the very thing being studied
+(``expected_when``), e.g. reading d off other chains in Find the Origin's structured arrangement; there it
+is reported but not counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+MARGIN = 0.05
+PROBE_MARGIN = 0.10
+
+OK, FAIL, EXPECTED, KNOWN = "ok", "FAIL", "expected", "known hole"
+
+
+@dataclass(frozen=True)
+class Shortcut:
+    """A prompt-only strategy. With ``variants``, the audit tries each and reports the best one."""
+
+    name: str
+    kind: str  # position | frequency | length | template | family
+    description: str
+    answer: Callable[[str, Any], str]  # (prompt, variant) -> model output
+    variants: tuple[Any, ...] = (None,)
+    expected_when: Callable[[Any], bool] | None = None  # config -> the regularity is the one studied
+
+
+@dataclass(frozen=True)
+class Probe:
+    """A surface feature of candidates; ``features(row)`` -> [(value, is_gold), ...] for one row."""
+
+    name: str
+    kind: str
+    description: str
+    features: Callable[[dict], Sequence[tuple[float, bool]]]
+
+
+@dataclass(frozen=True)
+class AuditLine:
+    strategy: str
+    kind: str
+    score: float
+    chance: float
+    status: str
+    note: str = ""
+
+    @property
+    def margin(self) -> float:
+        return self.score - self.chance
+
+
+def rank_auc(values: Sequence[tuple[float, bool]]) -> float | None:
+    """ROC AUC of ``value`` for ``is_gold`` (ties count half); None without both classes."""
+    ordered = sorted(values, key=lambda pair: pair[0])
+    positives = sum(1 for _, gold in ordered if gold)
+    negatives = len(ordered) - positives
+    if not positives or not negatives:
+        return None
+    rank_sum, i = 0.0, 0
+    while i < len(ordered):
+        j = i
+        while j < len(ordered) and ordered[j][0] == ordered[i][0]:
+            j += 1
+        mean_rank = (i + 1 + j) / 2  # ranks i+1..j share their average
+        rank_sum += mean_rank * sum(1 for _, gold in ordered[i:j] if gold)
+        i = j
+    return (rank_sum - positives * (positives + 1) / 2) / (positives * negatives)
+
+
+def mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def _status(score: float, chance: float, expected: bool, paper_faithful: bool, margin: float = MARGIN) -> str:
+    if score <= chance + margin:
+        return OK
+    if expected:
+        return EXPECTED
+    return KNOWN if paper_faithful else FAIL
+
+
+def run_audit(rows: Sequence[dict], config: Any, paper_faithful: bool, shortcuts: Sequence[Shortcut],
+              probes: Sequence[Probe], score: Callable[[dict, str], dict[str, float]],
+              guess: Callable[[str, int], str | None]) -> list[AuditLine]:
+    """Score every shortcut and probe on ``rows`` (all of one config)."""
+    chance = mean([score(row, guess(row["prompt"], 0) or "")["score"] for row in rows])
+    lines: list[AuditLine] = []
+    for shortcut in shortcuts:
+        totals = dict.fromkeys(range(len(shortcut.variants)), 0.0)
+        for row in rows:  # rows outside, variants inside: a strategy parses each prompt once
+            for k, variant in enumerate(shortcut.variants):
+                totals[k] += score(row, shortcut.answer(row["prompt"], variant))["score"]
+        best_k = max(totals, key=lambda k: (totals[k], -k))
+        best = totals[best_k] / len(rows) if rows else 0.0
+        best_variant = shortcut.variants[best_k]
+        expected = bool(shortcut.expected_when and shortcut.expected_when(config))
+        note = "" if best_variant is None else f"best variant {best_variant}"
+        if expected:
+            note = (note + "; " if note else "") + "the regularity this config studies"
+        lines.append(AuditLine(shortcut.name, shortcut.kind, best, chance,
+                               _status(best, chance, expected, paper_faithful), note))
+    for probe in probes:
+        aucs = [auc for row in rows if (auc := rank_auc(probe.features(row))) is not None]
+        raw = mean(aucs) if aucs else 0.5
+        folded = max(raw, 1.0 - raw)
+        direction = "gold higher" if raw >= 0.5 else "gold lower"
+        lines.append(AuditLine(f"{probe.name} (AUC)", probe.kind, folded, 0.5,
+                               _status(folded, 0.5, False, paper_faithful, PROBE_MARGIN),
+                               f"{direction}, {len(aucs)} rows; pass <= {0.5 + PROBE_MARGIN:g}"))
+    return lines
+
+
+def failures(lines: Sequence[AuditLine]) -> list[AuditLine]:
+    return [line for line in lines if line.status == FAIL]
+
+
+def format_table(lines: Sequence[AuditLine]) -> str:
+    header = ("strategy", "kind", "score", "chance", "margin", "status", "note")
+    body = [(line.strategy, line.kind, f"{line.score:.3f}", f"{line.chance:.3f}", f"{line.margin:+.3f}",
+             line.status, line.note) for line in lines]
+    widths = [max(len(str(r[i])) for r in [header, *body]) for i in range(len(header))]
+    render = [" | ".join(str(cell).ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in [header, *body]]
+    return "\n".join([render[0], "-+-".join("-" * w for w in widths), *render[1:]])
+
+
+@dataclass(frozen=True)
+class TaskAudit:
+    task: str
+    rows: int
+    paper_faithful: bool
+    lines: tuple[AuditLine, ...]
+
+    @property
+    def passed(self) -> bool:
+        return not failures(self.lines)
+
+
+def audit_task(task: Any, n: int | None = None, split: str = "test", progress: bool = False) -> TaskAudit:
+    """Generate the first ``n`` rows of ``task`` (all when None) and run its family's shortcut audit.
+
+    Doc order interleaves the knob cells, so any prefix is a balanced slice of the grid."""
+    from .generation import generate_row, task_size
+    from .registry import get_family
+
+    family = get_family(task.family)
+    size = task_size(task) if n is None else min(n, task_size(task))
+    indices: Any = range(size)
+    if progress:
+        from tqdm.auto import tqdm
+
+        indices = tqdm(indices, desc=f"generating {task.name}", unit="row", disable=size < 20)
+    rows = [generate_row(task, index, split) for index in indices]
+    lines = run_audit(rows, task.config, task.paper_faithful, family.shortcuts, family.probes, family.score,
+                      family.guess)
+    return TaskAudit(task.name, len(rows), task.paper_faithful, tuple(lines))

@@ -1,0 +1,151 @@
+"""Shortcut strategies for Find the Origin: answer without walking the target chain's links.
+
+Each reads only the prompt. Position strategies take the left word of a line chosen by its place in the
+list; the offset strategies read the line a fixed number of rows above the destination's line (the
+attacker's guess at (chain_length - 1) * d); ``read_d`` learns d and the chain length from the *other*
+chains and counts lines, which is exactly the regularity the structured arrangement studies.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ...core.shortcuts import Probe, Shortcut
+from .config import MAX_ABS_D
+from .prompt import context_lines, parse_line, parse_question
+
+MAX_OFFSET = MAX_ABS_D * 7  # (chain_length - 1) * |d| at most
+
+
+@dataclass(frozen=True)
+class View:
+    pairs: tuple[tuple[str, str], ...]
+    destination: str
+    destination_row: int  # the line whose right word is the destination (-1 when absent)
+
+
+@lru_cache(maxsize=8)
+def view(prompt: str) -> View:
+    pairs = tuple(pair for line in context_lines(prompt) if (pair := parse_line(line)))
+    destination = parse_question(prompt) or ""
+    row = next((i for i, (_, b) in enumerate(pairs) if b == destination), -1)
+    return View(pairs, destination, row)
+
+
+def _answer(word: str | None) -> str:
+    return f"FINAL ANSWER: {word}" if word else "I cannot tell."
+
+
+def _source_at(v: View, row: int) -> str | None:
+    return v.pairs[row][0] if 0 <= row < len(v.pairs) else None
+
+
+def _by_row(pick):
+    def answer(prompt: str, variant: object) -> str:
+        v = view(prompt)
+        return _answer(_source_at(v, pick(v, variant)) if v.pairs else None)
+    return answer
+
+
+def _most_frequent(prompt: str, _: object) -> str:
+    v = view(prompt)
+    counts = Counter(word for pair in v.pairs for word in pair if word != v.destination)
+    return _answer(max(counts, key=lambda w: counts[w]) if counts else None)
+
+
+def _origin_like(v: View) -> list[int]:
+    """Rows whose left word no line links to: the start of some chain."""
+    targets = {b for _, b in v.pairs}
+    return [i for i, (a, _) in enumerate(v.pairs) if a not in targets]
+
+
+def _nearest_origin_like(prompt: str, _: object) -> str:
+    v = view(prompt)
+    rows = [r for r in _origin_like(v) if r != v.destination_row] or _origin_like(v)
+    if not rows:
+        return _answer(None)
+    return _answer(v.pairs[min(rows, key=lambda r: (abs(r - v.destination_row), r))][0])
+
+
+def _by_length(longest: bool):
+    def answer(prompt: str, _: object) -> str:
+        v = view(prompt)
+        words = [v.pairs[r][0] for r in _origin_like(v)]
+        if not words:
+            return _answer(None)
+        return _answer((max if longest else min)(words, key=lambda w: (len(w), w)))
+    return answer
+
+
+def _structure(v: View) -> tuple[int, int] | None:
+    """d and the chain length read off one other chain: the first complete chain (in list order) that does
+    not hold the destination. Under ``structured`` every chain obeys d; under ``random`` only the target."""
+    row_of_source = {a: i for i, (a, _) in enumerate(v.pairs)}
+    targets = {b for _, b in v.pairs}
+    for start in (i for i, (a, _) in enumerate(v.pairs) if a not in targets):
+        rows = [start]
+        while v.pairs[rows[-1]][1] in row_of_source and len(rows) <= 8:
+            rows.append(row_of_source[v.pairs[rows[-1]][1]])
+        if len(rows) >= 2 and v.destination_row not in rows and start > 0:  # row 0 may be a cut chain
+            return rows[1] - rows[0], len(rows)
+    return None
+
+
+def _read_d(prompt: str, _: object) -> str:
+    v = view(prompt)
+    structure = _structure(v)
+    if structure is None or v.destination_row < 0:
+        return _answer(None)
+    d, chain_length = structure
+    return _answer(_source_at(v, v.destination_row - (chain_length - 1) * d))
+
+
+def _central_start(prompt: str, _: object) -> str:
+    v = view(prompt)
+    rows = _origin_like(v)
+    if not rows:
+        return _answer(None)
+    middle = (len(v.pairs) - 1) / 2
+    return _answer(v.pairs[min(rows, key=lambda r: (abs(r - middle), r))][0])
+
+
+def _structured(config) -> bool:
+    return config.arrangement == "structured"
+
+
+def _origin_centrality(row: dict) -> list[tuple[float, bool]]:
+    """Per chain start (the plausible answers): closeness to the middle of the list; gold = the origin."""
+    origin_row = json.loads(row["params"])["target_rows"][0]
+    v = view(row["prompt"])
+    n = len(v.pairs)
+    return [(-abs((i + 0.5) / n - 0.5), i == origin_row) for i in _origin_like(v)]
+
+
+_OFFSETS = tuple(delta for delta in range(-MAX_OFFSET, MAX_OFFSET + 1) if delta)
+
+SHORTCUTS = (
+    Shortcut("first_line", "position", "left word of the first line", _by_row(lambda v, _: 0)),
+    Shortcut("last_line", "position", "left word of the last line (nearest the question)",
+             _by_row(lambda v, _: len(v.pairs) - 1)),
+    Shortcut("middle_line", "position", "left word of the middle line", _by_row(lambda v, _: len(v.pairs) // 2)),
+    Shortcut("mirror", "position", "left word of the line mirroring the destination's line (n-1-r or n-r)",
+             _by_row(lambda v, k: len(v.pairs) - k - v.destination_row), variants=(1, 0)),
+    Shortcut("offset", "family", "left word of the line a fixed number of rows above the destination's line "
+             "(best fixed offset)", _by_row(lambda v, delta: v.destination_row - delta), variants=_OFFSETS),
+    Shortcut("central_origin_like", "position", "the chain start nearest the middle of the list", _central_start),
+    Shortcut("most_frequent", "frequency", "the most frequent word other than the destination", _most_frequent),
+    Shortcut("nearest_origin_like", "frequency", "the chain start (a word nothing links to) nearest the "
+             "destination's line", _nearest_origin_like),
+    Shortcut("longest_origin_like", "length", "the longest word that starts a chain", _by_length(True)),
+    Shortcut("shortest_origin_like", "length", "the shortest word that starts a chain", _by_length(False)),
+    Shortcut("read_d", "family", "read d and the chain length off the other chains, then count lines up from the "
+             "destination", _read_d, expected_when=_structured),
+)
+
+PROBES = (
+    Probe("origin_line_centrality", "position", "closeness of a line to the middle; gold = the origin's line",
+          _origin_centrality),
+)
