@@ -59,14 +59,17 @@ def cmd_list(args: argparse.Namespace) -> int:
         rows.append({
             "name": task.name, "family": task.family, "family_version": family.version,
             "group": family.group if task.in_suite else None, "instances": task.config.size(),
-            "description": task.description, "config": config_to_dict(task.config),
+            "paper_faithful": task.paper_faithful, "description": task.description,
+            "config": config_to_dict(task.config),
         })
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
     for row in rows:
         group = f"  [group {row['group']}]" if row["group"] else ""
-        print(f"{row['name']}  ({row['family']} v{row['family_version']}, {row['instances']} instances){group}")
+        faithful = "  [paper-faithful: known shortcut holes, see `lurch audit-shortcuts`]" if row["paper_faithful"] else ""
+        print(f"{row['name']}  ({row['family']} v{row['family_version']}, {row['instances']} instances)"
+              f"{group}{faithful}")
         print(f"    {row['description']}")
         knobs = ", ".join(f"{k}={json.dumps(v)}" for k, v in row["config"].items())
         print(f"    {knobs}")
@@ -222,7 +225,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", action="append",
                    help="config name (repeatable; default: every config that is not paper_faithful)")
     p.add_argument("--n", type=_positive, default=None,
-                   help="only the first N instances of each config (a balanced slice; default all)")
+                   help="only N evenly spaced instances of each config (covers every knob; default all)")
     p.add_argument("--split", default="test", help="test | validation | train (default test)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     add_generation_options(p)

@@ -222,9 +222,12 @@ def test_registry_rejects_duplicates():
     [
         ({"d_values": (0,)}, "d_values"),
         ({"d_values": (16,)}, "d_values"),
-        ({"chain_length": 9}, "chain_length"),
+        ({"chain_lengths": [9]}, "chain_lengths"),
+        ({"chain_lengths": 3}, "chain_lengths"),
         ({"arrangement": "diagonal"}, "arrangement"),
         ({"target_position": 1.5}, "target_position"),
+        ({"target_position": "middle"}, "target_position"),
+        ({"target_position": True}, "target_position"),
         ({"num_samples": 0}, "num_samples"),
         ({"context_tokens": (10,)}, "context_tokens"),
         ({"num_lines": (100,)}, "length"),

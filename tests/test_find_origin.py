@@ -37,7 +37,7 @@ def _pairs(row):
 @pytest.mark.parametrize("d", [-15, -7, -1, 1, 2, 15])
 @pytest.mark.parametrize("chain_length", [2, 3])
 def test_structured_every_link_is_d_lines_apart(d, chain_length):
-    row = generate_row(_small(d_values=[d], chain_length=chain_length, context_tokens=[1024]), 0)
+    row = generate_row(_small(d_values=[d], chain_lengths=[chain_length], context_tokens=[1024]), 0)
     pairs = _pairs(row)
     row_of_source = {a: i for i, (a, _) in enumerate(pairs)}
     checked = 0
@@ -68,16 +68,74 @@ def test_random_only_the_target_chain_keeps_d(d):
 
 def test_target_position_moves_the_chain():
     top = json.loads(generate_row(_small(d_values=[1], target_position=0.0), 0)["params"])["target_rows"][0]
-    mid = json.loads(generate_row(_small(d_values=[1]), 0)["params"])["target_rows"][0]
+    mid = json.loads(generate_row(_small(d_values=[1], target_position="centre"), 0)["params"])["target_rows"][0]
     end_row = generate_row(_small(d_values=[1], target_position=1.0), 0)
     end = json.loads(end_row["params"])["target_rows"][-1]
     n = end_row["difficulty"]["num_lines"]
     assert top == 0 and end == n - 1 and abs(mid - n / 2) <= 2
 
 
+def test_default_jitter_spreads_the_target_and_records_it():
+    task = _small(d_values=[5], num_samples=40)
+    rows = list(iter_rows(task, range(40)))
+    fractions = [row["difficulty"]["target_position"] for row in rows]
+    assert len(set(fractions)) == 40 and min(fractions) < 0.15 and max(fractions) > 0.85
+    for row in rows:
+        params = json.loads(row["params"])
+        assert params["target_position_mode"] == "jitter" and params["target_fraction"] == row["difficulty"][
+            "target_position"]
+        n, first = row["difficulty"]["num_lines"], params["target_rows"][0]
+        assert first == int((n - (5 + 1)) * params["target_fraction"] + 0.5)  # the recorded choice explains the row
+
+
+def test_centred_origin_mirrors_the_destination_and_jitter_breaks_it():
+    """The paper's centring: the origin's line is n-1-r or n-r (r = the destination's line)."""
+    def mirrored(row):
+        rows = json.loads(row["params"])["target_rows"]
+        n = row["difficulty"]["num_lines"]
+        return rows[0] in (n - 1 - rows[-1], n - rows[-1])
+
+    centred = list(iter_rows(_small(target_position="centre", num_samples=8), range(0, 8 * 28, 7)))
+    jittered = list(iter_rows(_small(num_samples=8), range(0, 8 * 28, 7)))
+    assert all(mirrored(row) for row in centred)
+    assert sum(mirrored(row) for row in jittered) <= 0.1 * len(jittered)
+
+
+def test_chain_length_is_a_grid_axis_and_sets_depth():
+    task = resolve_task("find_the_origin_depth")
+    assert sorted({c.chain_length for c in task.config.cells()}) == [2, 3, 4, 5, 6, 7, 8]
+    for index in (0, 28 * 3, 28 * 6 + 5):
+        row = generate_row(task, index)
+        cell = task.config.cells()[index]
+        assert row["difficulty"]["reasoning_depth"] == cell.chain_length == len(row["evidence"])
+        assert FAMILY.audit(row) == []
+        assert FAMILY.score(row, FAMILY.solve(row["prompt"]))["score"] == 1.0
+
+
+def test_matched_pairs_share_chain_and_words_across_compared_knobs():
+    """arrangement and target_position are compared knobs: instance i keeps its target chain, word stream
+    and pair_key when only they change."""
+    base = _small(num_samples=2)
+    variants = [_small(num_samples=2, arrangement="random"), _small(num_samples=2, target_position="centre"),
+                _small(num_samples=2, arrangement="random", target_position=0.3)]
+    for index in (0, 9, 30):
+        row = generate_row(base, index)
+        chain = json.loads(row["params"])["target_chain"]
+        for other_task in variants:
+            other = generate_row(other_task, index)
+            assert other["pair_key"] == row["pair_key"]
+            assert json.loads(other["params"])["target_chain"] == chain
+            assert other["answer"] == row["answer"] and other["question"] == row["question"]
+            assert other["config_hash"] != row["config_hash"]
+    # A knob that is not compared (a length) changes the pair key.
+    assert generate_row(_small(context_tokens=[600]), 0)["pair_key"] != generate_row(base, 0)["pair_key"]
+
+
 def test_paper_grid_grows_eight_lines_from_d_plus_one():
     task = resolve_task("find_the_origin_paper")
     cells = task.config.cells()
+    assert task.paper_faithful and task.config.target_position == "centre"
+    assert sorted({c.d for c in cells}) == [d for d in range(-15, 16) if d]  # all 30 values of the paper
     for d in (-15, 1, 15):
         lengths = [c.length for c in cells if c.d == d]
         assert lengths[0] == abs(d) + 1 and all(b - a == 8 for a, b in zip(lengths, lengths[1:], strict=False))
@@ -130,7 +188,7 @@ def test_default_configs_audit_clean_and_solver_perfect():
 
 
 def test_difficulty_properties_match_the_instance():
-    row = generate_row(_small(d_values=[5], chain_length=4, context_tokens=[2048]), 0)
+    row = generate_row(_small(d_values=[5], chain_lengths=[4], context_tokens=[2048]), 0)
     difficulty = row["difficulty"]
     assert difficulty["reasoning_depth"] == 4 == len(row["evidence"])
     assert 0 < difficulty["evidence_scope"] < 0.05
@@ -166,12 +224,12 @@ def test_scoring_accepts_formats_and_rejects_wrong():
     d=st.integers(-15, 15).filter(lambda v: v != 0),
     chain_length=st.integers(2, 5),
     arrangement=st.sampled_from(["structured", "random"]),
-    position=st.one_of(st.none(), st.floats(0, 1)),
+    position=st.one_of(st.sampled_from(["jitter", "centre"]), st.floats(0, 1)),
     tokens=st.integers(1200, 3000),
     index=st.integers(0, 3),
 )
 def test_property_any_valid_config_is_sound(d, chain_length, arrangement, position, tokens, index):
-    task = _small(d_values=[d], chain_length=chain_length, arrangement=arrangement, target_position=position,
+    task = _small(d_values=[d], chain_lengths=[chain_length], arrangement=arrangement, target_position=position,
                   context_tokens=[tokens], num_samples=4)
     row = generate_row(task, index)
     assert FAMILY.audit(row) == []

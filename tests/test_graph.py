@@ -25,7 +25,7 @@ from lurch_tasks.core.rng import StableRng
 from lurch_tasks.core.tokens import reference_counter, within_budget_tolerance
 from lurch_tasks.families.graph.baselines import recover_edges
 from lurch_tasks.families.graph.config import GraphConfig
-from lurch_tasks.families.graph.placement import cut_fractions, place
+from lurch_tasks.families.graph.placement import PlacementKnobs, cut_fractions, place
 from lurch_tasks.families.graph.prompt import PROFILE_SEPARATOR, render_prompt, render_question
 from lurch_tasks.families.graph.sampling import (
     independent_distractors,
@@ -165,9 +165,14 @@ def test_pick_clique_smallest_degree_sum_ties_by_node_tuple():
 
 
 def test_sample_units_clique_full_list():
-    assert sample_units(CLIQUE_GRAPH, "clique", 3) == [(0, 1, 2), (11, 12, 13), (7, 8, 9), (20, 21, 22),
-                                                       (3, 4, 5)]
+    # Maximal cliques only (as the source code samples, nx.find_cliques): the K4's triangles are never units.
+    assert sample_units(CLIQUE_GRAPH, "clique", 3) == [(0, 1, 2), (11, 12, 13), (7, 8, 9), (20, 21, 22)]
     assert sample_units(CLIQUE_GRAPH, "clique", 4) == [(3, 4, 5, 6)]
+
+
+def test_pick_clique_ignores_triangles_inside_a_larger_clique():
+    k4_only = _graph([(3, 4), (3, 5), (3, 6), (4, 5), (4, 6), (5, 6)])
+    assert pick_clique(k4_only, 3) is None and pick_clique(k4_only, 4) == (3, 4, 5, 6)
 
 
 @pytest.mark.parametrize(("graph", "task", "parameter"), [(EDGE_GRAPH, "edge", 0), (STAR_GRAPH, "subgraph", 2),
@@ -280,38 +285,65 @@ DISTRACTORS = list(range(100, 120))  # 20 distractors: the 10% cut is after 2, t
 
 def test_spread_edges_first_members_at_ten_percent_second_at_end():
     units = [(0, 1), (2, 3), (4, 5)]
-    order = place(units, DISTRACTORS, "spread", 0.1, 1.0, StableRng(0))
+    order = place(units, DISTRACTORS, PlacementKnobs("spread", 0.1, 1.0), StableRng(0))
     assert order == [100, 101, 0, 2, 4, *range(102, 120), 1, 3, 5]
 
 
 def test_spread_three_member_units_middle_at_55_percent():
     units = [(0, 1, 2), (3, 4, 5)]
-    order = place(units, DISTRACTORS, "spread", 0.1, 1.0, StableRng(0))
+    order = place(units, DISTRACTORS, PlacementKnobs("spread", 0.1, 1.0), StableRng(0))
     assert order == [100, 101, 0, 3, *range(102, 111), 1, 4, *range(111, 120), 2, 5]
 
 
 def test_adjacent_keeps_each_unit_contiguous_at_even_cuts():
     units = [(0, 1), (2, 3), (4, 5)]
-    order = place(units, DISTRACTORS, "adjacent", 0.1, 1.0, StableRng(0))
+    order = place(units, DISTRACTORS, PlacementKnobs("adjacent", 0.1, 1.0), StableRng(0))
     assert order == [100, 101, 0, 1, *range(102, 111), 2, 3, *range(111, 120), 4, 5]
-    one = place([(7, 8, 9)], DISTRACTORS, "adjacent", 0.1, 1.0, StableRng(0))
+    one = place([(7, 8, 9)], DISTRACTORS, PlacementKnobs("adjacent", 0.1, 1.0), StableRng(0))
     assert one == [*range(100, 111), 7, 8, 9, *range(111, 120)]  # one unit: the middle cut
 
 
 def test_random_is_a_seeded_permutation_keeping_distractor_order():
     units = [(0, 1), (2, 3), (4, 5)]
-    orders = {tuple(place(units, DISTRACTORS, "random", 0.1, 1.0, StableRng(seed))) for seed in range(8)}
+    knobs = PlacementKnobs("random", 0.1, 1.0)
+    orders = {tuple(place(units, DISTRACTORS, knobs, StableRng(seed))) for seed in range(8)}
     assert len(orders) > 1
     for order in orders:
         assert sorted(order) == sorted([*DISTRACTORS, 0, 1, 2, 3, 4, 5])
         assert [p for p in order if p >= 100] == DISTRACTORS
-    again = place(units, DISTRACTORS, "random", 0.1, 1.0, StableRng(3))
-    assert again == place(units, DISTRACTORS, "random", 0.1, 1.0, StableRng(3))
+    again = place(units, DISTRACTORS, PlacementKnobs("random", 0.1, 1.0), StableRng(3))
+    assert again == place(units, DISTRACTORS, PlacementKnobs("random", 0.1, 1.0), StableRng(3))
 
 
 def test_place_rejects_unknown_mode():
     with pytest.raises(ValueError, match="allowed"):
-        place([(0, 1)], DISTRACTORS, "diagonal", 0.1, 1.0, StableRng(0))
+        place([(0, 1)], DISTRACTORS, PlacementKnobs("diagonal", 0.1, 1.0), StableRng(0))
+
+
+def test_scatter_controls_each_units_span_with_seeded_jitter():
+    distractors = list(range(1000))
+    units = [(0, 1), (2, 3), (4, 5, 6)]
+    for separation, jitter in ((0.3, 0.0), (0.5, 0.1), (0.8, 0.05)):
+        for seed in range(20):
+            order = place(units, distractors, PlacementKnobs("scatter", separation=separation, jitter=jitter),
+                          StableRng(seed))
+            position = {p: i for i, p in enumerate(order)}
+            for unit in units:
+                spots = sorted(position[p] for p in unit)
+                span = (spots[-1] - spots[0]) / len(order)
+                assert separation - jitter - 0.01 <= span <= separation + jitter + 0.01
+
+
+def test_scatter_positions_are_uniform_at_the_default_separation():
+    """Gold members land evenly over the context: no decile holds much more than a tenth of them."""
+    distractors = list(range(200))
+    counts = [0] * 10
+    for seed in range(400):
+        order = place([(1000, 1001), (1002, 1003)], distractors, PlacementKnobs("scatter"), StableRng(seed))
+        for i, p in enumerate(order):
+            if p >= 1000:
+                counts[min(9, i * 10 // len(order))] += 1
+    assert max(counts) < 1.35 * min(counts), counts
 
 
 @settings(max_examples=150, deadline=None)
@@ -319,7 +351,7 @@ def test_place_rejects_unknown_mode():
     unit_count=st.integers(0, 6),
     unit_size=st.integers(2, 5),
     n=st.integers(0, 40),
-    mode=st.sampled_from(["spread", "adjacent", "random"]),
+    mode=st.sampled_from(["scatter", "spread", "segments", "adjacent", "random"]),
     window=st.tuples(st.floats(0, 1), st.floats(0, 1)).map(sorted),
     seed=st.integers(0, 2**32),
 )
@@ -328,7 +360,7 @@ def test_property_every_mode_is_a_permutation_keeping_distractor_order(unit_coun
     units = [tuple(range(1000 + 10 * j, 1000 + 10 * j + unit_size)) for j in range(unit_count)]
     distractors = list(range(n))
     start, end = window
-    order = place(units, distractors, mode, start, end, StableRng(seed))
+    order = place(units, distractors, PlacementKnobs(mode, start, end), StableRng(seed))
     members = [p for unit in units for p in unit]
     assert sorted(order) == sorted(distractors + members)
     assert [p for p in order if p < 1000] == distractors
@@ -336,6 +368,12 @@ def test_property_every_mode_is_a_permutation_keeping_distractor_order(unit_coun
     if mode == "adjacent":
         for unit in units:
             assert [position[p] for p in unit] == list(range(position[unit[0]], position[unit[0]] + unit_size))
+    if mode == "segments":
+        for j, unit in enumerate(units):  # unit j lies inside segment j of the window
+            low = round((start + (end - start) * j / unit_count) * n)
+            high = round((start + (end - start) * (j + 1) / unit_count) * n)
+            before = [sum(1 for p in order[: position[m]] if p < 1000) for m in unit]
+            assert all(low <= b <= high for b in before), (before, low, high)
     if mode == "spread":
         cuts = [round(f * n) for f in cut_fractions(unit_size, start, end)]
         for i in range(unit_size):
@@ -345,7 +383,7 @@ def test_property_every_mode_is_a_permutation_keeping_distractor_order(unit_coun
 
 
 def test_generated_spread_row_puts_members_at_the_cuts():
-    row = _small_row("memory_drift_edge", 0, connections=[3], context_tokens=[4096])
+    row = _small_row("memory_drift_edge", 0, connections=[3], context_tokens=[4096], placement="spread")
     params = json.loads(row["params"])
     people, d = params["people"], params["distractors"]
     assert len(people) == d + 6
@@ -417,7 +455,7 @@ def _name_edges(world, edges):
 def test_near_miss_decoys_sit_in_the_prompt_and_create_no_links(task):
     """With decoys=near_miss every gold cue of a prompt gets a near-miss copy in a distractor's profile of the
     same prompt: one digit off, another year, or another kind of group; exact matching still finds gold."""
-    rows = [_small_row(f"memory_drift_{task}", i, decoys="near_miss", connections=[1, 3]) for i in range(2)]
+    rows = [_small_row(f"memory_drift_{task}", i, decoys="near_miss", connections=[1, 3], context_tokens=[3072]) for i in range(2)]
     for row in rows:
         params = json.loads(row["params"])
         decoys = params["decoys"]
@@ -472,7 +510,7 @@ def test_long_configs_every_row(name):
 
 @pytest.mark.parametrize("task", ["edge", "subgraph", "clique"])
 def test_near_miss_rows_audit_clean(task):
-    rows = [_small_row(f"memory_drift_{task}", i, decoys="near_miss", connections=[1, 3]) for i in range(2)]
+    rows = [_small_row(f"memory_drift_{task}", i, decoys="near_miss", connections=[1, 3], context_tokens=[3072]) for i in range(2)]
     _check_rows(rows)
 
 
@@ -482,13 +520,25 @@ def test_near_miss_rows_audit_clean(task):
 @pytest.mark.parametrize("name", ["memory_drift_edge", "memory_drift_subgraph", "memory_drift_clique"])
 def test_placement_orders_token_separation(name):
     means = {}
-    for placement in ("spread", "random", "adjacent"):
+    for placement in ("spread", "scatter", "random", "adjacent"):
         task = resolve_task(name, {"context_tokens": [8192], "connections": [3], "num_samples": 6,
                                    "placement": placement})
         separations = [row["difficulty"]["separation_tokens"] for row in iter_rows(task, range(6))]
         means[placement] = sum(separations) / len(separations)
     message = ", ".join(f"{p}={m:.1f}" for p, m in means.items())
     assert means["spread"] > means["random"] > means["adjacent"], f"mean separation_tokens: {message}"
+    assert means["scatter"] > means["adjacent"], f"mean separation_tokens: {message}"
+
+
+def test_scatter_separation_knob_moves_edge_separation():
+    spans = {}
+    for separation in (0.2, 0.8):
+        task = resolve_task("memory_drift_edge", {"context_tokens": [8192], "connections": [3], "num_samples": 4,
+                                                  "separation": separation, "separation_jitter": 0.05})
+        rows = list(iter_rows(task, range(4)))
+        spans[separation] = [s / r["difficulty"]["context_tokens"] for r in rows
+                             for s in json.loads(r["params"])["edge_separation_tokens"]]
+    assert all(0.08 < s < 0.35 for s in spans[0.2]) and all(0.6 < s < 0.95 for s in spans[0.8]), spans
 
 
 # --- scoring through the family ---------------------------------------------------------------------
@@ -596,14 +646,14 @@ def test_score_cost_roughly_linear_in_output_size():
 
 
 def _clear_caches():
-    WORLD_MODULE.build_world.cache_clear()
-    GENERATE_MODULE.world_units.cache_clear()
-    GENERATE_MODULE.profile_costs.cache_clear()
+    WORLD_MODULE._build_world.cache_clear()
+    GENERATE_MODULE._world_units.cache_clear()
+    GENERATE_MODULE._profile_costs.cache_clear()
 
 
 def test_instance_is_independent_of_order_and_count():
-    task = resolve_task("memory_drift_subgraph", {"context_tokens": [1024, 2048], "connections": [1, 2],
-                                                  "num_samples": 2})
+    task = resolve_task("memory_drift_subgraph", {"context_tokens": [1024, 2048], "connections": [1],
+                                                  "num_samples": 4})
     forward = {r["index"]: content_hash(r) for r in iter_rows(task, range(8))}
     _clear_caches()
     backward = {r["index"]: content_hash(r) for r in iter_rows(task, [7, 5, 3, 1, 6, 4, 2, 0])}
@@ -627,7 +677,7 @@ from lurch_tasks.core.generation import generate_row, resolve_task
 from lurch_tasks.core.instance import content_hash
 out = []
 for name in ("memory_drift_edge", "memory_drift_subgraph", "memory_drift_clique"):
-    task = resolve_task(name, {"context_tokens": [2048], "connections": [1, 3], "num_samples": 1,
+    task = resolve_task(name, {"context_tokens": [3072], "connections": [1, 3], "num_samples": 1,
                                "decoys": "near_miss"})
     out += [content_hash(generate_row(task, i)) for i in range(2)]
 print(out)
@@ -643,7 +693,8 @@ def test_identical_across_processes_with_different_hash_seeds():
         outputs.add(result.stdout.strip())
     here = []
     for name in ("memory_drift_edge", "memory_drift_subgraph", "memory_drift_clique"):
-        here += [content_hash(_small_row(name, i, connections=[1, 3], decoys="near_miss")) for i in range(2)]
+        here += [content_hash(_small_row(name, i, connections=[1, 3], decoys="near_miss", context_tokens=[3072]))
+                 for i in range(2)]
     assert outputs == {str(here)}
 
 
@@ -721,3 +772,60 @@ def test_boolean_spread_is_a_config_error():
 if __name__ == "__main__":
     GOLDEN.write_text(json.dumps(golden_fingerprints(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
     print(f"wrote {GOLDEN}")
+
+
+# --- matched pairs and evidence -----------------------------------------------------------------------
+
+MATCHED = [{"placement": "spread"}, {"placement": "segments"}, {"placement": "random"}, {"placement": "adjacent"},
+           {"separation": 0.3, "separation_jitter": 0.1}, {"decoys": "near_miss"}, {"prompt_style": "cot"},
+           {"placement": "spread", "decoys": "near_miss", "prompt_style": "cot_expanded"}]
+
+
+@pytest.mark.parametrize("task", ["edge", "subgraph", "clique"])
+def test_matched_pairs_differ_only_in_the_compared_knob(task):
+    """Instance i under any placement, decoy mode or prompt style has the same people, the same gold graph and
+    the same distractors as under the default: only the order, the decoy sentences or the question change."""
+    base_overrides = {"context_tokens": [4096], "connections": [1, 3], "num_samples": 2}
+    base_task = resolve_task(f"memory_drift_{task}", base_overrides)
+    for index in range(base_task.config.size()):
+        base = generate_row(base_task, index)
+        base_params = json.loads(base["params"])
+        for knobs in MATCHED:
+            other = generate_row(resolve_task(f"memory_drift_{task}", {**base_overrides, **knobs}), index)
+            params = json.loads(other["params"])
+            assert other["pair_key"] == base["pair_key"], knobs
+            assert other["answer"] == base["answer"] and other["answer_items"] == base["answer_items"], knobs
+            assert sorted(params["people"]) == sorted(base_params["people"]), knobs
+            assert params["units"] == base_params["units"] and params["distractors"] == base_params["distractors"]
+            assert other["config_hash"] != base["config_hash"]
+            if "decoys" not in knobs and "prompt_style" not in knobs:
+                assert other["question"] == base["question"]
+            if set(knobs) == {"prompt_style"}:
+                assert other["context"] == base["context"] and other["question"] != base["question"]
+            if set(knobs) == {"decoys"}:
+                assert params["people"] == base_params["people"]  # same order too: only decoy sentences differ
+                assert params["decoys"] and other["context"] != base["context"]
+    unmatched = generate_row(resolve_task(f"memory_drift_{task}", {**base_overrides, "context_tokens": [8192]}), 0)
+    assert unmatched["pair_key"] != generate_row(base_task, 0)["pair_key"]
+
+
+def test_evidence_holds_the_gold_peoples_name_headers():
+    row = _small_row("memory_drift_edge", 0, connections=[3])
+    gold_names = {name for pair in json.loads(row["answer"]) for name in pair}
+    texts = [row["context"][s["start"]: s["end"]] for s in row["evidence"]]
+    headers = {t for t in texts if not t.endswith(".")}
+    assert headers == gold_names
+    for span in row["evidence"]:
+        text = row["context"][span["start"]: span["end"]]
+        if text in gold_names:
+            assert row["context"].startswith(f"{text}: ", span["start"])
+    assert FAMILY.audit(row) == []
+
+
+def test_train_and_test_splits_use_different_worlds():
+    test_row = _small_row("memory_drift_edge", 0)
+    train_row = _row("memory_drift_edge", 0, json.dumps(SMALL, sort_keys=True), "train")
+    test_people = set(json.loads(test_row["params"])["people"])
+    train_people = set(json.loads(train_row["params"])["people"])
+    assert json.loads(test_row["params"])["world_seed"] != json.loads(train_row["params"])["world_seed"]
+    assert len(test_people & train_people) < 0.5 * len(test_people)

@@ -19,6 +19,7 @@ is reported but not counted.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -43,12 +44,18 @@ class Shortcut:
 
 @dataclass(frozen=True)
 class Probe:
-    """A surface feature of candidates; ``features(row)`` -> [(value, is_gold), ...] for one row."""
+    """A surface feature of candidates; ``features(row)`` -> [(value, is_gold), ...] for one row.
+
+    A numeric probe is scored by its AUC within each row, averaged over rows. A ``categorical`` probe
+    (value = a label such as the template that wrote a sentence) is scored over all rows pooled, each label
+    replaced by its gold rate *learned on calibration rows from another seed* (an attacker who knows the
+    generator but not the test world): how well the label alone ranks gold candidates first."""
 
     name: str
     kind: str
     description: str
-    features: Callable[[dict], Sequence[tuple[float, bool]]]
+    features: Callable[[dict], Sequence[tuple[Any, bool]]]
+    categorical: bool = False
 
 
 @dataclass(frozen=True)
@@ -97,8 +104,9 @@ def _status(score: float, chance: float, expected: bool, paper_faithful: bool, m
 
 def run_audit(rows: Sequence[dict], config: Any, paper_faithful: bool, shortcuts: Sequence[Shortcut],
               probes: Sequence[Probe], score: Callable[[dict, str], dict[str, float]],
-              guess: Callable[[str, int], str | None]) -> list[AuditLine]:
-    """Score every shortcut and probe on ``rows`` (all of one config)."""
+              guess: Callable[[str, int], str | None], calibration: Sequence[dict] = ()) -> list[AuditLine]:
+    """Score every shortcut and probe on ``rows`` (all of one config); categorical probes learn their label
+    rates on ``calibration`` rows (the same config under another seed; ``rows`` themselves when empty)."""
     chance = mean([score(row, guess(row["prompt"], 0) or "")["score"] for row in rows])
     lines: list[AuditLine] = []
     for shortcut in shortcuts:
@@ -116,7 +124,8 @@ def run_audit(rows: Sequence[dict], config: Any, paper_faithful: bool, shortcuts
         lines.append(AuditLine(shortcut.name, shortcut.kind, best, chance,
                                _status(best, chance, expected, paper_faithful), note))
     for probe in probes:
-        aucs = [auc for row in rows if (auc := rank_auc(probe.features(row))) is not None]
+        aucs = _categorical_auc(rows, calibration or rows, probe) if probe.categorical else [
+            auc for row in rows if (auc := rank_auc(probe.features(row))) is not None]
         raw = mean(aucs) if aucs else 0.5
         folded = max(raw, 1.0 - raw)
         direction = "gold higher" if raw >= 0.5 else "gold lower"
@@ -124,6 +133,18 @@ def run_audit(rows: Sequence[dict], config: Any, paper_faithful: bool, shortcuts
                                _status(folded, 0.5, False, paper_faithful, PROBE_MARGIN),
                                f"{direction}, {len(aucs)} rows; pass <= {0.5 + PROBE_MARGIN:g}"))
     return lines
+
+
+def _categorical_auc(rows: Sequence[dict], calibration: Sequence[dict], probe: Probe) -> list[float]:
+    learned = [pair for row in calibration for pair in probe.features(row)]
+    counts: dict[Any, list[int]] = {}
+    for label, gold in learned:
+        counts.setdefault(label, [0, 0])[int(gold)] += 1
+    rate = {label: gold / (gold + other) for label, (other, gold) in counts.items()}
+    base = mean([float(gold) for _, gold in learned])
+    pooled = [pair for row in rows for pair in probe.features(row)]
+    auc = rank_auc([(rate.get(label, base), gold) for label, gold in pooled])
+    return [] if auc is None else [auc]
 
 
 def failures(lines: Sequence[AuditLine]) -> list[AuditLine]:
@@ -151,21 +172,31 @@ class TaskAudit:
         return not failures(self.lines)
 
 
-def audit_task(task: Any, n: int | None = None, split: str = "test", progress: bool = False) -> TaskAudit:
-    """Generate the first ``n`` rows of ``task`` (all when None) and run its family's shortcut audit.
+def spread_indices(size: int, n: int | None) -> list[int]:
+    """``n`` indices evenly spaced over ``range(size)`` (all of them when ``n`` is None or >= size): a slice
+    that covers every knob axis, unlike a prefix of a grid whose slow axis comes last."""
+    if n is None or n >= size:
+        return list(range(size))
+    return sorted({(k * size) // n for k in range(n)})
 
-    Doc order interleaves the knob cells, so any prefix is a balanced slice of the grid."""
-    from .generation import generate_row, task_size
+
+def audit_task(task: Any, n: int | None = None, split: str = "test", progress: bool = False) -> TaskAudit:
+    """Generate ``n`` evenly spaced rows of ``task`` (all when None) and run its family's shortcut audit."""
+    from .generation import MAX_SEED, generate_row, task_size
     from .registry import get_family
 
     family = get_family(task.family)
-    size = task_size(task) if n is None else min(n, task_size(task))
-    indices: Any = range(size)
+    chosen = spread_indices(task_size(task), n)
+    indices: Any = chosen
     if progress:
         from tqdm.auto import tqdm
 
-        indices = tqdm(indices, desc=f"generating {task.name}", unit="row", disable=size < 20)
+        indices = tqdm(chosen, desc=f"generating {task.name}", unit="row", disable=len(chosen) < 20)
     rows = [generate_row(task, index, split) for index in indices]
+    calibration: list[dict] = []
+    if any(probe.categorical for probe in family.probes):
+        other = dataclasses.replace(task, seed=(task.seed + 1) % (MAX_SEED + 1))
+        calibration = [generate_row(other, index, split) for index in chosen]
     lines = run_audit(rows, task.config, task.paper_faithful, family.shortcuts, family.probes, family.score,
-                      family.guess)
+                      family.guess, calibration)
     return TaskAudit(task.name, len(rows), task.paper_faithful, tuple(lines))

@@ -10,7 +10,8 @@ from ...scoring.pairs import parse_edges
 from .audit import audit
 from .baselines import guess, solve
 from .config import GraphConfig
-from .generate import FAMILY, VERSION, generate
+from .generate import COMPARED_KNOBS, FAMILY, VERSION, generate
+from .shortcuts import PROBES, SHORTCUTS
 from .world import VOCABULARY
 
 CITATION = """@article{memorydrift2025,
@@ -53,6 +54,7 @@ register_family(
             "unlinked distractors; the model lists every connection. Scored on edges with memory drift, "
             "precision, recall and F1."
         ),
+        compared_knobs=COMPARED_KNOBS, shortcuts=SHORTCUTS, probes=PROBES,
     )
 )
 
@@ -60,9 +62,19 @@ _LONG = (32768, 65536, 131072)
 for _task in ("edge", "subgraph", "clique"):
     _name = f"memory_drift_{_task}"
     register_task(Task(_name, FAMILY, GraphConfig(task=_task),
-                       f"{_task} discovery, densities 1-7 x contexts of 1k-16k tokens", in_suite=True))
+                       f"{_task} discovery, densities 1-7 x contexts of 1k-16k tokens, scattered placement",
+                       in_suite=True))
     register_task(Task(f"{_name}_long", FAMILY, GraphConfig(task=_task, context_tokens=_LONG, num_samples=1),
                        f"{_task} discovery, contexts of 32k-128k tokens"))
+    register_task(Task(f"{_name}_paper", FAMILY, GraphConfig(task=_task, placement="spread"),
+                       f"paper-faithful: {_task} discovery with the source code's dispersion (the i-th member of "
+                       "every unit at the i-th evenly spaced cut point), whose gold positions follow from the layout",
+                       paper_faithful=True))
+register_task(Task("memory_drift_edge_segments", FAMILY, GraphConfig(task="edge", placement="segments"),
+                   "paper-faithful: edge discovery with Algorithm 2 as the paper writes it (connection j inside "
+                   "segment j of the distractors)", paper_faithful=True))
+register_task(Task("memory_drift_edge_decoys", FAMILY, GraphConfig(task="edge", decoys="near_miss"),
+                   "edge discovery with a near-miss decoy of every gold cue (matched pairs with memory_drift_edge)"))
 for _style in ("cot", "cot_expanded"):
     register_task(Task(f"memory_drift_edge_{_style}", FAMILY, GraphConfig(task="edge", prompt_style=_style),
                        f"edge discovery with the {_style.replace('_', ' ')} prompt (paper IV-D)"))

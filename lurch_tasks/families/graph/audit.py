@@ -34,9 +34,15 @@ def audit(row: dict) -> list[str]:
         problems.append("profile paragraphs do not match the recorded people")
     if sorted(list(p) for p in recover_edges(row["prompt"])) != gold:
         problems.append("the edges recoverable from shared identifiers differ from the gold graph")
+    gold_names = {name for pair in gold for name in pair}
+    headers = set()
     for span in row["evidence"]:
-        sentence = row["context"][span["start"]: span["end"]]
-        if not sentence.endswith("."):
-            problems.append(f"evidence span {span['start']}..{span['end']} is not a whole sentence")
+        text = row["context"][span["start"]: span["end"]]
+        if text in gold_names and row["context"].startswith(": ", span["end"]):
+            headers.add(text)
+        elif not text.endswith("."):
+            problems.append(f"evidence span {span['start']}..{span['end']} is neither a sentence nor a name header")
             break
+    if headers != gold_names:
+        problems.append("evidence name headers are not exactly the gold people's names")
     return problems

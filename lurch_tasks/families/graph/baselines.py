@@ -17,7 +17,7 @@ _IDENTIFIER = re.compile(
     r"|\b[A-Z]{2}\d{2} \d{4} \d{4} \d{4}\b"  # bank account
     r"|flight [A-Z]{2} \d{3,4} on \d{1,2} [A-Z][a-z]+ \d{4}"  # flight + date
     r"|the [A-Z][a-z]+ [A-Z][a-z]+ [A-Z][a-z]+ in [A-Z][a-z]+ on \d{1,2} [A-Z][a-z]+ \d{4}"  # event
-    r"|the [A-Z][a-z]+ (?:Circle|Society|Club|Collective|Guild|Fellowship|Syndicate|League)\b"  # named group
+    r"|the [A-Z][a-z]+ [A-Z][a-z]+ (?:Circle|Society|Club|Collective|Guild|Fellowship|Syndicate|League)\b"  # group
 )
 
 

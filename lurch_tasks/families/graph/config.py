@@ -9,14 +9,14 @@ from ...core.config import ConfigError, require, require_choice, require_int_ran
 from ...core.tokens import REFERENCE_TOKENIZER
 
 TASKS = ("edge", "subgraph", "clique")
-PLACEMENTS = ("spread", "adjacent", "random")
+PLACEMENTS = ("scatter", "spread", "segments", "adjacent", "random")
 DECOYS = ("none", "near_miss")
 PROMPT_STYLES = ("regular", "cot", "cot_expanded")
 MAX_CONNECTIONS = 10
 MAX_CONTEXT_TOKENS = 1_048_576
-# A generous per-profile token estimate (profiles measure ~70-110 cl100k tokens): a knob cell whose
+# A generous per-profile token estimate (profiles measure ~110-250 cl100k tokens, ~160 on average): a knob cell whose
 # connections alone would not fit its token target is left out of the grid.
-PROFILE_TOKENS_ESTIMATE = 120
+PROFILE_TOKENS_ESTIMATE = 190
 # Structures planted for variety besides the config's own units (world.plant_structures): two stars of
 # each degree 2-6, two cliques of each size 3-6 and six pairs.
 OTHER_STRUCTURES = tuple([("star", d + 1) for d in range(2, 7) for _ in range(2)]
@@ -35,6 +35,10 @@ class GraphConfig:
 
     ``connections`` is the density axis: units (edges, stars or cliques) per prompt.
     ``world_size`` 0 sizes the seeded population automatically from the largest context target.
+    ``placement``: ``scatter`` (default: each unit at a seeded place, its first and last member
+    ``separation`` +- ``separation_jitter`` of the context apart), ``spread`` (the source code's cut points
+    between ``spread_start`` and ``spread_end``), ``segments`` (the paper's Algorithm 2 text: unit j inside
+    segment j of that window), ``adjacent`` or ``random``.
     """
 
     task: str = "edge"
@@ -42,9 +46,11 @@ class GraphConfig:
     context_tokens: tuple[int, ...] = (1024, 2048, 4096, 8192, 16384)
     star_degree: int = 3
     clique_size: int = 3
-    placement: str = "spread"
+    placement: str = "scatter"
     spread_start: float = 0.1
     spread_end: float = 1.0
+    separation: float = 0.5
+    separation_jitter: float = 0.25
     decoys: str = "none"
     prompt_style: str = "regular"
     world_size: int = 0
@@ -67,6 +73,8 @@ class GraphConfig:
             require_number(name, getattr(self, name), 0.0, 1.0)
         require(self.spread_start <= self.spread_end, "spread_start", self.spread_start,
                 f"at most spread_end ({self.spread_end})")
+        require_number("separation", self.separation, 0.0, 1.0)
+        require_number("separation_jitter", self.separation_jitter, 0.0, 0.5)
         require_choice("decoys", self.decoys, DECOYS)
         require_choice("prompt_style", self.prompt_style, PROMPT_STYLES)
         smallest = self.min_world_size()

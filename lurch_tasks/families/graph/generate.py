@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from functools import lru_cache
 
 from ...core.budget import settle_to_budget
@@ -15,41 +16,70 @@ from ...core.rng import StableRng, canonical_json, derive_seed
 from ...core.tokens import get_token_counter, reference_counter, within_budget_tolerance
 from ...scoring.pairs import edge_item
 from .config import Cell, GraphConfig
-from .placement import place
+from .placement import PlacementKnobs, place
 from .prompt import PROFILE_SEPARATOR, render_prompt, render_question
 from .sampling import Unit, independent_distractors, induced_edges, sample_units
-from .world import VOCABULARY, World, build_world, decoy_sentence
+from .world import (
+    VOCABULARY,
+    Profile,
+    World,
+    WorldSpec,
+    _build_world,
+    decoy_parts,
+    fill_sentence,
+    has_solo,
+    with_decoy,
+    world_spec,
+)
 
 FAMILY = "graph_reconstruction"
-VERSION = "1.0.0"
+VERSION = "2.0.0"
+# Knobs that studies compare: left out of the instance seed, so the world, the sampled units and the
+# distractors stay the same when only one of them changes (matched pairs).
+COMPARED_KNOBS = ("placement", "spread_start", "spread_end", "separation", "separation_jitter", "decoys",
+                  "prompt_style")
 
 
 def unit_parameter(config: GraphConfig) -> int:
     return {"edge": 0, "subgraph": config.star_degree, "clique": config.clique_size}[config.task]
 
 
-@lru_cache(maxsize=8)
+def placement_knobs(config: GraphConfig) -> PlacementKnobs:
+    return PlacementKnobs(config.placement, config.spread_start, config.spread_end, config.separation,
+                          config.separation_jitter)
+
+
 def world_units(config: GraphConfig, seed: int) -> tuple[World, tuple[Unit, ...]]:
-    """The world of (config, seed) and its Algorithm 1 units, computed once per process."""
-    world = build_world(config, seed)
-    return world, tuple(sample_units(world.graph, config.task, unit_parameter(config)))
+    """The world of (config, seed) and its Algorithm 1 units, computed once per process and world."""
+    return _world_units(world_spec(config), unit_parameter(config), seed)
 
 
 @lru_cache(maxsize=8)
+def _world_units(spec: WorldSpec, parameter: int, seed: int) -> tuple[World, tuple[Unit, ...]]:
+    world = _build_world(spec, seed)
+    return world, tuple(sample_units(world.graph, spec.task, parameter))
+
+
 def profile_costs(config: GraphConfig, seed: int) -> tuple[int, ...]:
+    return _profile_costs(world_spec(config), config.tokenizer, seed)
+
+
+@lru_cache(maxsize=8)
+def _profile_costs(spec: WorldSpec, tokenizer: str, seed: int) -> tuple[int, ...]:
     """Tokens of every profile with its separator, counted once per world and tokenizer."""
-    world, _ = world_units(config, seed)
-    counter = get_token_counter(config.tokenizer)
-    return tuple(counter.count_many([p.text + PROFILE_SEPARATOR for p in world.profiles]))
+    world = _build_world(spec, seed)
+    return tuple(get_token_counter(tokenizer).count_many([p.text + PROFILE_SEPARATOR for p in world.profiles]))
 
 
 def generate(config: GraphConfig, seed: int, split: str, index: int, config_name: str) -> Instance:
     """Instance ``index`` of ``split``: a pure function of (family, config, seed, split, index)."""
-    setup = setup_instance(FAMILY, config, VOCABULARY, seed, split, index)
+    setup = setup_instance(FAMILY, config, VOCABULARY, seed, split, index, COMPARED_KNOBS)
     cell: Cell = setup.cell
     cfg_hash, src_hash, rng_seed = setup.config_hash, setup.source_hash, setup.rng_seed
     rng = StableRng(rng_seed)
-    world, units = world_units(config, seed)
+    # One world per (seed, split): train and test never share people or gold units.
+    world_seed = derive_seed("graph-world", seed, split)
+    world, units = world_units(config, world_seed)
     if len(units) < cell.connections:
         raise ValueError(f"world_size: the world holds only {len(units)} {config.task} units, fewer than "
                          f"connections={cell.connections}; allowed: a larger world_size")
@@ -58,40 +88,72 @@ def generate(config: GraphConfig, seed: int, split: str, index: int, config_name
     selected_set = set(selected)
     candidates = rng.shuffled([p for p in range(len(world.people)) if p not in selected_set])
     pool = independent_distractors(world.graph, selected, candidates)
-    texts = {p: world.profiles[p].text for p in range(len(world.people))}
-    decoys = _plant_decoys(config, world, selected, pool, rng, texts) if config.decoys == "near_miss" else []
-    costs = list(profile_costs(config, seed))
+    # Decoys are drawn whatever the mode and only rendered under near_miss; the fit counts a holder's
+    # longer version, so both modes keep the same people (matched pairs).
     counter = get_token_counter(config.tokenizer)
-    for entry in decoys:  # a decoy holder's profile grew: count it again, once
-        costs[entry["person"]] = counter.count(texts[entry["person"]] + PROFILE_SEPARATOR)
-    order, context_tokens, distractor_count = _fit(config, texts, chosen, pool, costs, cell.context_tokens, rng)
+    planned = _plan_decoys(world, selected, pool, StableRng(derive_seed(rng_seed, "decoys")), counter.count)
+    profiles = {p: world.profiles[p] for p in range(len(world.people))}
+    costs = list(profile_costs(config, world_seed))
+    fit_costs = list(costs)
+    over_count: dict[int, tuple[int, int]] = {}  # holder -> tokens the fit over-counts (plain, near_miss)
+    for entry in planned:  # a decoy holder's profile changed: count it again, once
+        holder = entry["person"]
+        decoy_cost = counter.count(entry["profile"].text + PROFILE_SEPARATOR)
+        fit_costs[holder] = max(costs[holder], decoy_cost)
+        over_count[holder] = (fit_costs[holder] - costs[holder], fit_costs[holder] - decoy_cost)
+        if config.decoys == "near_miss":
+            profiles[holder] = entry["profile"]
+    texts = {p: profile.text for p, profile in profiles.items()}
+    order, context_tokens, distractor_count = _fit(config, texts, chosen, pool, fit_costs, cell.context_tokens,
+                                                   derive_seed(rng_seed, "placement"), over_count)
     in_prompt = set(order)
-    decoys = [{k: v for k, v in d.items() if k != "person"} for d in decoys if d["person"] in in_prompt]
-    return _instance(config, config_name, seed, split, index, cell, world, texts, chosen, order, context_tokens,
-                     distractor_count, decoys, rng_seed, cfg_hash, src_hash)
+    decoys = [{k: v for k, v in d.items() if k not in ("person", "profile")} for d in planned
+              if d["person"] in in_prompt] if config.decoys == "near_miss" else []
+    return _instance(config, config_name, seed, world_seed, split, index, cell, world, profiles, chosen, order,
+                     context_tokens, distractor_count, decoys, rng_seed, cfg_hash, src_hash, setup.pair_key)
 
 
-def _plant_decoys(config: GraphConfig, world: World, selected: list[int], pool: list[int], rng: StableRng,
-                  texts: dict[int, str]) -> list[dict]:
+DECOY_HOLDER_CHOICES = 6  # unused distractors tried per decoy, for the one whose length changes least
+
+
+def _plan_decoys(world: World, selected: list[int], pool: list[int], rng: StableRng,
+                 length: Callable[[str], int]) -> list[dict]:
     """Near misses of this prompt's own gold cues (one digit off, another year, another kind of group),
-    each appended to the profile of one of the first distractors, so the trap sits in the same prompt."""
+    each written with the cue kind's own templates in place of a solo detail of one of the first
+    distractors, so the trap sits in the same prompt and looks like any other detail. Among the next few
+    distractors, the holder is the one whose profile length changes least (ties: pool order)."""
     cue_ids = sorted({world.graph.edges[u, v]["cue"] for u, v in induced_edges(world.graph, selected)})
     taken = set(world.identifiers)
-    planted = []
-    for cue_id, holder in zip(cue_ids, pool, strict=False):
-        made = decoy_sentence(world.cues[cue_id], world.people[holder], rng, taken)
-        if made is None:
+    planted: list[dict] = []
+    holders = [p for p in pool if has_solo(world.profiles[p])]
+    for cue_id in cue_ids:
+        parts = decoy_parts(world.cues[cue_id], rng, taken)
+        if parts is None:
             continue
-        sentence, key = made
-        texts[holder] = f"{texts[holder]} {sentence}"
-        planted.append({"person": holder, "holder": world.people[holder].name, "near_miss": key,
-                        "imitates": world.cues[cue_id].key, "kind": world.cues[cue_id].kind})
+        template, values, key = parts
+        best = None
+        for holder in holders[:DECOY_HOLDER_CHOICES]:
+            profile = with_decoy(world.profiles[holder], fill_sentence(template, world.people[holder], values), length)
+            change = abs(length(profile.text) - length(world.profiles[holder].text))
+            if best is None or change < best[0]:
+                best = (change, holder, profile)
+            if change == 0:
+                break
+        if best is None:
+            break
+        _, holder, profile = best
+        holders.remove(holder)
+        planted.append({"person": holder, "profile": profile, "holder": world.people[holder].name,
+                        "near_miss": key, "imitates": world.cues[cue_id].key, "kind": world.cues[cue_id].kind})
     return planted
 
 
 def _fit(config: GraphConfig, texts: dict[int, str], units: list[Unit], pool: list[int], costs: list[int],
-         budget: int, rng: StableRng) -> tuple[list[int], int, int]:
-    """Most distractors (in pool order) that keep the context within ``budget`` tokens."""
+         budget: int, placement_seed: int, over_count: dict[int, tuple[int, int]]) -> tuple[list[int], int, int]:
+    """Most distractors (in pool order) that keep the context within ``budget`` tokens.
+
+    ``over_count``: per decoy holder, tokens by which ``costs`` over-count its rendered profile in either
+    decoy mode; the gap is closed that much tighter, so both modes land within the tolerance."""
     counter = get_token_counter(config.tokenizer)
     fixed = sum(costs[p] for unit in units for p in unit)
     if fixed > budget:
@@ -107,12 +169,20 @@ def _fit(config: GraphConfig, texts: dict[int, str], units: list[Unit], pool: li
         if total + costs[person] <= budget:
             total += costs[person]
             taken.append(person)
-    taken = _close_gap(taken, pool, costs, budget - total, max(budget // 100, 16))
-    placement_seed = derive_seed(rng.below(2**62), "placement")
+    tolerance = max(budget // 100, 16)
+    for _ in range(3):  # a replacement may bring in a decoy holder, whose slack tightens the tolerance
+        slack = max((sum(over_count.get(p, (0, 0))[mode] for p in taken) for mode in (0, 1)), default=0)
+        room = budget - fixed - sum(costs[p] for p in taken)
+        if room <= max(tolerance - slack, 0):
+            break
+        swapped = _close_gap(taken, pool, costs, room, max(tolerance - slack, 0))
+        if swapped == taken:
+            break
+        taken = swapped
+    knobs = placement_knobs(config)
 
     def arrange(n: int) -> list[int]:
-        return place(units, taken[:n], config.placement, config.spread_start, config.spread_end,
-                     StableRng(placement_seed))
+        return place(units, taken[:n], knobs, StableRng(placement_seed))
 
     def render(n: int) -> str:
         return PROFILE_SEPARATOR.join(texts[p] for p in arrange(n))
@@ -125,28 +195,52 @@ def _fit(config: GraphConfig, texts: dict[int, str], units: list[Unit], pool: li
 
 
 def _close_gap(taken: list[int], pool: list[int], costs: list[int], room: int, tolerance: int) -> list[int]:
-    """Profiles come in ~50-200 token blocks, coarser than the tolerance: when the leftover ``room`` exceeds
-    it, swap one taken distractor for an unused one just long enough to end within the tolerance."""
+    """Profiles come in ~100-250 token blocks, coarser than the tolerance: when the leftover ``room`` exceeds
+    it, replace none or one taken distractor (the latest first) by one or two unused ones so that the added
+    tokens land in [room - tolerance, room]. Deterministic: pool order breaks every tie."""
     if room <= tolerance or not taken:
         return taken
     used = set(taken)
-    by_cost: dict[int, int] = {}
-    for person in pool:  # the first unused profile of every cost, in pool order
-        if person not in used:
-            by_cost.setdefault(costs[person], person)
+    by_cost: dict[int, list[int]] = {}
+    for person in pool:  # the first two unused profiles of every cost, in pool order
+        if person not in used and len(by_cost.setdefault(costs[person], [])) < 2:
+            by_cost[costs[person]].append(person)
+    distinct = sorted(by_cost)
+
+    def fill(low: int, high: int) -> list[int] | None:
+        """One or two unused profiles whose costs sum into [low, high]."""
+        for total in range(high, low - 1, -1):
+            if total in by_cost:
+                return [by_cost[total][0]]
+        for first in distinct:
+            if first > high:
+                break
+            for total in range(high, max(low, first) - 1, -1):
+                second = total - first
+                if second < first:
+                    break
+                if second in by_cost and (second != first or len(by_cost[first]) > 1):
+                    return [by_cost[first][0], by_cost[second][-1 if second == first else 0]]
+        return None
+
+    added = fill(room - tolerance, room)
+    if added:
+        return taken + added
     for i in range(len(taken) - 1, -1, -1):
-        for grow in range(room, max(room - tolerance, 1) - 1, -1):
-            replacement = by_cost.get(costs[taken[i]] + grow)
-            if replacement is not None:
-                return taken[:i] + taken[i + 1:] + [replacement]
+        freed = room + costs[taken[i]]
+        added = fill(freed - tolerance, freed)
+        if added:
+            return taken[:i] + taken[i + 1:] + added
     return taken
 
 
-def _instance(config: GraphConfig, config_name: str, seed: int, split: str, index: int, cell: Cell, world: World,
-              profile_texts: dict[int, str], units: list[Unit], order: list[int], context_tokens: int,
-              distractor_count: int, decoys: list[dict], rng_seed: int, cfg_hash: str, src_hash: str) -> Instance:
+def _instance(config: GraphConfig, config_name: str, seed: int, world_seed: int, split: str, index: int, cell: Cell,
+              world: World,
+              profiles: dict[int, Profile], units: list[Unit], order: list[int], context_tokens: int,
+              distractor_count: int, decoys: list[dict], rng_seed: int, cfg_hash: str, src_hash: str,
+              pair_key: str) -> Instance:
     people = world.people
-    texts = [profile_texts[p] for p in order]
+    texts = [profiles[p].text for p in order]
     context = PROFILE_SEPARATOR.join(texts)
     starts, offset = {}, 0
     for person, text in zip(order, texts, strict=True):
@@ -156,10 +250,14 @@ def _instance(config: GraphConfig, config_name: str, seed: int, split: str, inde
     cue_ids = sorted({world.graph.edges[u, v]["cue"] for u, v in gold})
     sentence_span = {}  # (person, cue id) -> char span in the context
     for person in order:
-        for cue_id, start, end in world.profiles[person].cue_spans:
+        for cue_id, start, end in profiles[person].cue_spans:
             sentence_span[(person, cue_id)] = (starts[person] + start, starts[person] + end)
+    # Evidence: the gold cue sentences and the name header of every gold person (answers need full names,
+    # and surnames repeat across the prompt).
+    gold_people = sorted({p for edge in gold for p in edge})
+    name_spans = {(starts[p], starts[p] + len(people[p].name)) for p in gold_people}
     evidence_chars = sorted({sentence_span[(m, c)] for c in cue_ids for m in world.cues[c].members
-                             if (m, c) in sentence_span})
+                             if (m, c) in sentence_span} | name_spans)
     evidence = measure_evidence(context, evidence_chars, reference_counter())
     token_start = {(s["start"], s["end"]): s["token_start"] for s in evidence.spans}
     separations = [abs(token_start[sentence_span[(v, world.graph.edges[u, v]["cue"])]]
@@ -185,6 +283,7 @@ def _instance(config: GraphConfig, config_name: str, seed: int, split: str, inde
         "num_people": len(order),
         "unit_size": config.unit_size,
         "separation_tokens": sum(separations) / len(separations) if separations else 0.0,
+        "min_separation_tokens": min(separations, default=0),
         "max_separation_tokens": max(separations, default=0),
     }
     params = {
@@ -193,8 +292,9 @@ def _instance(config: GraphConfig, config_name: str, seed: int, split: str, inde
         "sample": index // len(config.cells()),
         "task": config.task,
         "placement": config.placement,
+        "placement_seed": derive_seed(rng_seed, "placement"),
         "decoy_mode": config.decoys,
-        "world_seed": seed,
+        "world_seed": world_seed,
         "world_size": len(people),
         "units": [[people[p].name for p in unit] for unit in units],
         "people": names,
@@ -217,6 +317,7 @@ def _instance(config: GraphConfig, config_name: str, seed: int, split: str, inde
         answer_text="\n".join(f"{a} -- {b}" for a, b in gold_names),
         options=[], answer_items=items, evidence=list(evidence.spans),
         reasoning_graph={"nodes": nodes, "edges": edges}, difficulty=difficulty, params=canonical_json(params),
+        pair_key=pair_key,
     )
 
 

@@ -44,13 +44,12 @@ def pick_star(graph: nx.Graph, degree: int) -> Unit | None:
 
 
 def pick_clique(graph: nx.Graph, size: int) -> Unit | None:
-    """Among all cliques of exactly ``size`` nodes, the one with the smallest degree sum."""
+    """Among the *maximal* cliques of exactly ``size`` nodes (``nx.find_cliques``, as the source code
+    samples), the one with the smallest degree sum. A triangle inside a 4-clique is never a unit."""
     best = None
-    for clique in nx.enumerate_all_cliques(graph):
-        if len(clique) < size:
+    for clique in nx.find_cliques(graph):
+        if len(clique) != size:
             continue
-        if len(clique) > size:
-            break  # enumerate_all_cliques yields cliques in order of size
         members = tuple(sorted(clique))
         key = (_degree_sum(graph, members), members)
         if best is None or key < best:

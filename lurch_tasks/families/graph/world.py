@@ -5,10 +5,16 @@ phone line, a vehicle, a bank account, a named event on a date at a place, a fli
 differently on each side; a clique may instead share one named-group cue. Every cue identifier is unique
 to its edge (or group), so two profiles share an identifier exactly when the people are linked. City,
 nationality and employer are widely shared and are never links.
+
+Every profile is padded with *solo details* up to a seeded number of detail sentences that does not depend
+on the person's role: sentences written with the very cue templates (a call to a number, a flight, an
+event, a group) but with identifiers nobody else holds. So gold and distractor profiles have the same
+length distribution and the same sentence templates; only shared values make links.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import combinations
@@ -27,7 +33,10 @@ VOCABULARY = (
 MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
           "November", "December")
 PAIR_CUE_KINDS = ("phone", "plate", "account", "event", "flight")
+SOLO_KINDS = (*PAIR_CUE_KINDS, "group")
 GROUP_CUE_SHARE = 0.6  # cliques realized by one named-group cue (the rest by one cue per edge)
+DETAIL_SENTENCES = (6, 9)  # seeded range of detail sentences per profile (after the biography line)
+BASE, SOLO, DECOY = -1, -2, -3  # sentence tags in a profile; cue sentences carry their cue id (>= 0)
 
 
 @dataclass(frozen=True)
@@ -60,6 +69,27 @@ class Cue:
 class Profile:
     text: str
     cue_spans: tuple[tuple[int, int, int], ...]  # (cue id, start, end) of each cue sentence in ``text``
+    sentences: tuple[tuple[int, str], ...]  # (tag, sentence) in order: cue id, BASE, SOLO or DECOY
+    name: str
+
+    @property
+    def name_span(self) -> tuple[int, int]:
+        return 0, len(self.name)
+
+
+@dataclass(frozen=True)
+class WorldSpec:
+    """The config knobs a world depends on: compared knobs (placement, decoys, prompt style) are not here,
+    so configs that differ only in them share one world."""
+
+    size: int
+    task: str
+    unit_size: int
+    main_units: int
+
+
+def world_spec(config: GraphConfig) -> WorldSpec:
+    return WorldSpec(config.resolved_world_size(), config.task, config.unit_size, config.main_units)
 
 
 @dataclass(frozen=True)
@@ -82,11 +112,12 @@ class Identifiers:
         self.cities = [line.split("|")[0] for line in load_words("cities.txt")]
 
     def _unique(self, make) -> str:
-        while True:
+        for _ in range(100_000):
             value = make()
             if value not in self.used:
                 self.used.add(value)
                 return value
+        raise ValueError(f"world_size: {len(self.used)} identifiers exhaust a vocabulary; allowed: a smaller world_size")
 
     def digits(self, n: int) -> str:
         return "".join(str(self.rng.below(10)) for _ in range(n))
@@ -124,8 +155,9 @@ class Identifiers:
 
     def group(self) -> str:
         prefixes, kinds = load_words("event_prefixes.txt"), load_words("group_kinds.txt")
-        surnames = load_words("last_names.txt")
-        return self._unique(lambda: f"the {self.rng.choice(prefixes + surnames)} {self.rng.choice(kinds)}")
+        surnames, topics = load_words("last_names.txt"), load_words("event_topics.txt")
+        return self._unique(lambda: f"the {self.rng.choice(prefixes + surnames)} {self.rng.choice(topics)} "
+                                    f"{self.rng.choice(kinds)}")
 
 
 # --- people --------------------------------------------------------------------------------------
@@ -163,12 +195,12 @@ def make_people(size: int, rng: StableRng, ids: Identifiers) -> tuple[Person, ..
 # --- latent graph --------------------------------------------------------------------------------
 
 
-def plant_structures(config: GraphConfig, size: int, rng: StableRng) -> tuple[tuple[str, tuple[int, ...]], ...]:
+def plant_structures(spec: WorldSpec, rng: StableRng) -> tuple[tuple[str, tuple[int, ...]], ...]:
     """Disjoint stars, cliques and pairs over a shuffled population; the config's own unit type is
     planted often enough for the densest prompt, the others for variety; the rest stay isolated."""
-    order = rng.shuffled(list(range(size)))
-    main_kind = {"edge": "pair", "subgraph": "star", "clique": "clique"}[config.task]
-    plan = rng.shuffled([(main_kind, config.unit_size)] * config.main_units + list(OTHER_STRUCTURES))
+    order = rng.shuffled(list(range(spec.size)))
+    main_kind = {"edge": "pair", "subgraph": "star", "clique": "clique"}[spec.task]
+    plan = rng.shuffled([(main_kind, spec.unit_size)] * spec.main_units + list(OTHER_STRUCTURES))
     structures, cursor = [], 0
     for kind, n in plan:
         structures.append((kind, tuple(order[cursor:cursor + n])))
@@ -207,14 +239,17 @@ _PAIR_PHRASES = {
 }
 _GROUP_PHRASES = ("{S} is a member of {key}.", "{S} regularly attends meetings of {key}.",
                   "A report names {S} as belonging to {key}.")
-_DECOY_PHRASES = {
-    "phone": "An old notebook of {Ss} lists the number {key}.",
-    "plate": "{S} once reported a {vehicle} with plate {key} as suspicious.",
-    "account": "{S} received a refund from the account {key}.",
-    "event": "{S} registered for {key} but did not attend.",
-    "flight": "{S} booked {key} and cancelled the ticket.",
-    "group": "{S} declined an invitation to join {key}.",
-}
+
+
+def cue_templates(kind: str) -> tuple[str, ...]:
+    """The sentence templates of a cue kind: real cues, solo details and decoys all draw from these."""
+    return _GROUP_PHRASES if kind == "group" else _PAIR_PHRASES[kind]
+
+
+def _side_values(rng: StableRng, key: str) -> dict[str, str]:
+    colors, vehicles = load_words("vehicle_colors.txt"), load_words("vehicle_types.txt")
+    return {"key": key, "vehicle": f"{rng.choice(colors)} {rng.choice(vehicles)}",
+            "amount": f"EUR {rng.integer(2, 95) * 100:,}", "seat": f"{rng.integer(1, 38)}{rng.choice('ABCDEF')}"}
 
 
 def _surname(person: Person) -> str:
@@ -226,10 +261,14 @@ def _fill(template: str, person: Person, **values: str) -> str:
     return template.format(S=surname, Ss=f"{surname}'s", **values)
 
 
+def _new_key(kind: str, ids: Identifiers) -> str:
+    return {"phone": ids.phone, "plate": ids.plate, "account": ids.account, "event": ids.event,
+            "flight": ids.flight, "group": ids.group}[kind]()
+
+
 def make_cues(world_edges: list[tuple[int, int]], groups: list[tuple[int, ...]], people: tuple[Person, ...],
               rng: StableRng, ids: Identifiers) -> tuple[list[Cue], dict[tuple[int, int], int]]:
     """One cue per group (covering its pairs) and one cue per remaining edge; edge -> cue id."""
-    colors, vehicles = load_words("vehicle_colors.txt"), load_words("vehicle_types.txt")
     cues: list[Cue] = []
     edge_cue: dict[tuple[int, int], int] = {}
     for members in groups:
@@ -241,14 +280,15 @@ def make_cues(world_edges: list[tuple[int, int]], groups: list[tuple[int, ...]],
     for u, v in world_edges:
         if (u, v) in edge_cue:
             continue
-        kind = rng.choice(PAIR_CUE_KINDS)
-        key = {"phone": ids.phone, "plate": ids.plate, "account": ids.account, "event": ids.event,
-               "flight": ids.flight}[kind]()
+        kind = rng.choice(SOLO_KINDS)  # a pair may be a two-person named group too, so no kind marks a task
+        key = _new_key(kind, ids)
         members = (u, v) if rng.below(2) else (v, u)  # which side gets which phrasing
-        values = {"key": key, "vehicle": f"{rng.choice(colors)} {rng.choice(vehicles)}",
-                  "amount": f"EUR {rng.integer(2, 95) * 100:,}", "seat": f"{rng.integer(1, 38)}{rng.choice('ABCDEF')}"}
-        first, second = _PAIR_PHRASES[kind]
-        sentences = (_fill(first, people[members[0]], **values), _fill(second, people[members[1]], **values))
+        values = _side_values(rng, key)
+        if kind == "group":
+            sentences = tuple(_fill(rng.choice(_GROUP_PHRASES), people[m], **values) for m in members)
+        else:
+            first, second = _PAIR_PHRASES[kind]
+            sentences = (_fill(first, people[members[0]], **values), _fill(second, people[members[1]], **values))
         cues.append(Cue(len(cues), kind, key, members, sentences))
         edge_cue[(u, v)] = cues[-1].id
     return cues, edge_cue
@@ -295,36 +335,85 @@ def base_sentences(person: Person) -> list[str]:
     return sentences
 
 
-def render_profile(person: Person, own: list[tuple[int, str]], rng: StableRng) -> Profile:
-    """``Name: sentence sentence ...`` with the cue sentences mixed in at seeded positions."""
-    body = base_sentences(person)
-    tagged: list[tuple[int, str]] = [(-1, s) for s in body[:1]]
-    rest = [(-1, s) for s in body[1:]] + own
-    tagged += rng.shuffled(rest)
-    header = f"{person.name}: "
+def cue_sentence_kinds(cues: list[Cue]) -> tuple[tuple[str, int], ...]:
+    """How many cue sentences of each kind ``cues`` hold. Solo details are drawn with the weights of the
+    cues inside the config's own unit type (what gold is made of), so a sentence's kind says nothing about
+    whether it is a gold link (a clique task's gold is rich in named groups, an edge task's is not)."""
+    counts = dict.fromkeys(SOLO_KINDS, 0)
+    for cue in cues:
+        counts[cue.kind] += len(cue.members)
+    return tuple((kind, counts[kind] or 1) for kind in SOLO_KINDS)
+
+
+def solo_sentence(person: Person, rng: StableRng, ids: Identifiers, weights: tuple[tuple[str, int], ...]) -> str:
+    """A detail written like a cue but with an identifier nobody else holds: never a link."""
+    draw = rng.below(sum(w for _, w in weights))
+    for kind, weight in weights:
+        if draw < weight:
+            break
+        draw -= weight
+    return _fill(rng.choice(cue_templates(kind)), person, **_side_values(rng, _new_key(kind, ids)))
+
+
+def compose_profile(name: str, tagged: list[tuple[int, str]]) -> Profile:
+    """``Name: sentence sentence ...`` with the character span of every cue sentence."""
+    header = f"{name}: "
     parts, spans, offset = [], [], len(header)
-    for i, (cue_id, sentence) in enumerate(tagged):
+    for i, (tag, sentence) in enumerate(tagged):
         if i:
             offset += 1
-        if cue_id >= 0:
-            spans.append((cue_id, offset, offset + len(sentence)))
+        if tag >= 0:
+            spans.append((tag, offset, offset + len(sentence)))
         parts.append(sentence)
         offset += len(sentence)
-    return Profile(header + " ".join(parts), tuple(spans))
+    return Profile(header + " ".join(parts), tuple(spans), tuple(tagged), name)
+
+
+def render_profile(person: Person, own: list[tuple[int, str]], rng: StableRng, ids: Identifiers,
+                   weights: tuple[tuple[str, int], ...]) -> Profile:
+    """Biography first, then own details, cue sentences and solo details in a seeded order.
+
+    The number of detail sentences is drawn from ``DETAIL_SENTENCES`` for everyone alike; solo details fill
+    the gap, so a profile's length says nothing about how many links its person has."""
+    body = base_sentences(person)
+    details = [(BASE, s) for s in body[1:]] + own
+    target = rng.integer(*DETAIL_SENTENCES)
+    details += [(SOLO, solo_sentence(person, rng, ids, weights)) for _ in range(max(0, target - len(details)))]
+    return compose_profile(person.name, [(BASE, body[0]), *rng.shuffled(details)])
+
+
+def has_solo(profile: Profile) -> bool:
+    return any(tag == SOLO for tag, _ in profile.sentences)
+
+
+def with_decoy(profile: Profile, sentence: str, length: Callable[[str], int] = len) -> Profile:
+    """The profile with ``sentence`` in place of its solo detail closest in ``length`` (ties: the first), so
+    the profile's length barely changes; the solo details sit in seeded order, so the slot is seeded too."""
+    tagged = list(profile.sentences)
+    solos = [i for i, (tag, _) in enumerate(tagged) if tag == SOLO]
+    if not solos:
+        raise ValueError("with_decoy: the profile has no solo detail to replace")
+    size = length(sentence)
+    slot = min(solos, key=lambda i: (abs(length(tagged[i][1]) - size), i))
+    tagged[slot] = (DECOY, sentence)
+    return compose_profile(profile.name, tagged)
 
 
 # --- the world -----------------------------------------------------------------------------------
 
 
-@lru_cache(maxsize=8)
 def build_world(config: GraphConfig, seed: int) -> World:
     """The population, latent graph, cues and profiles for (config's world knobs, seed); cached."""
-    size = config.resolved_world_size()
-    rng = StableRng(derive_seed("graph-world", seed, size, config.task, config.unit_size, config.units_needed,
-                                config.decoys))
+    return _build_world(world_spec(config), seed)
+
+
+@lru_cache(maxsize=8)
+def _build_world(spec: WorldSpec, seed: int) -> World:
+    size = spec.size
+    rng = StableRng(derive_seed("graph-world", seed, size, spec.task, spec.unit_size, spec.main_units))
     ids = Identifiers(StableRng(derive_seed("graph-ids", seed, size)))
     people = make_people(size, rng, ids)
-    structures = plant_structures(config, size, rng)
+    structures = plant_structures(spec, rng)
     graph = nx.Graph()
     graph.add_nodes_from(range(size))
     groups: list[tuple[int, ...]] = []
@@ -342,14 +431,22 @@ def build_world(config: GraphConfig, seed: int) -> World:
     for cue in cues:
         for member, sentence in zip(cue.members, cue.sentences, strict=True):
             own[member].append((cue.id, sentence))
-    profiles = tuple(render_profile(p, own[p.id], rng) for p in people)
+    main_kind = {"edge": "pair", "subgraph": "star", "clique": "clique"}[spec.task]
+    main_cues = sorted({edge_cue[(min(u, v), max(u, v))] for kind, members in structures if kind == main_kind
+                        for u, v in structure_edges(kind, members)})
+    weights = cue_sentence_kinds([cues[c] for c in main_cues])
+    profiles = tuple(render_profile(p, own[p.id], rng, ids, weights) for p in people)
     return World(people, graph, tuple(cues), profiles, structures, frozenset(ids.used))
 
 
-def decoy_sentence(cue: Cue, holder: Person, rng: StableRng, taken: set[str]) -> tuple[str, str] | None:
-    """A sentence for ``holder``'s profile carrying a near miss of ``cue``'s identifier, and that near miss."""
+def decoy_parts(cue: Cue, rng: StableRng, taken: set[str]) -> tuple[str, dict[str, str], str] | None:
+    """Template, values and identifier of a near miss of ``cue``: written with one of the cue kind's own
+    templates, exactly as a real cue would be; only the value differs from the gold cue it imitates."""
     key = near_miss(cue.key, cue.kind, rng, taken)
     if key is None:
         return None
-    vehicle = f"{rng.choice(load_words('vehicle_colors.txt'))} {rng.choice(load_words('vehicle_types.txt'))}"
-    return _fill(_DECOY_PHRASES[cue.kind], holder, key=key, vehicle=vehicle), key
+    return rng.choice(cue_templates(cue.kind)), _side_values(rng, key), key
+
+
+def fill_sentence(template: str, person: Person, values: dict[str, str]) -> str:
+    return _fill(template, person, **values)

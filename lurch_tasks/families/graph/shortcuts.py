@@ -1,0 +1,309 @@
+"""Shortcut strategies for graph reconstruction: list connections without comparing a single identifier.
+
+Every strategy reads only the prompt. It may use positions, lengths, counts and the *kind* of each cue
+sentence (which template wrote it: a call record, a plate, a flight, ...), never the values. Two profiles are
+"kind-compatible" when one holds one side of a pair template and the other the other side (or both hold a
+group sentence): the most a solver can learn about a link without reading the identifier.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import combinations
+
+from ...core.shortcuts import Probe, Shortcut
+from .placement import cut_fractions
+from .prompt import ANSWER_MARKER, profile_name, split_prompt
+from .world import PAIR_CUE_KINDS, cue_templates
+
+MAX_UNITS = 10
+_SENTENCE_SPLIT = re.compile(r"(?<=\.) (?=[A-Z])")
+
+
+def _template_regex(template: str) -> re.Pattern[str]:
+    parts = re.split(r"(\{[A-Za-z]+\})", template)
+    return re.compile("^" + "".join(".+?" if p.startswith("{") else re.escape(p) for p in parts if p) + "$")
+
+
+# (kind, side) of every cue template: side 0/1 for the two phrasings of a pair cue, "g<i>" for groups.
+_TEMPLATES: tuple[tuple[tuple[str, str], re.Pattern[str]], ...] = tuple(
+    [((kind, str(side)), _template_regex(t)) for kind in PAIR_CUE_KINDS for side, t in enumerate(cue_templates(kind))]
+    + [(("group", f"g{i}"), _template_regex(t)) for i, t in enumerate(cue_templates("group"))]
+)
+
+
+def template_of(sentence: str) -> tuple[str, str] | None:
+    """The cue template that wrote ``sentence`` (kind, side), or None for biography / own details."""
+    for label, pattern in _TEMPLATES:
+        if pattern.match(sentence):
+            return label
+    return None
+
+
+@dataclass(frozen=True)
+class ProfileView:
+    name: str
+    chars: int
+    sentences: tuple[str, ...]
+    templates: tuple[tuple[str, str] | None, ...]
+
+    @property
+    def cue_like(self) -> int:
+        return sum(1 for t in self.templates if t)
+
+    def sides(self) -> frozenset[tuple[str, str]]:
+        return frozenset(("group", "g") if t[0] == "group" else t for t in self.templates if t)
+
+
+@dataclass(frozen=True)
+class View:
+    profiles: tuple[ProfileView, ...]
+    task: str  # edge | subgraph | clique, read from the task hint
+
+
+def _task_of(prompt: str) -> str:
+    if "star-shaped" in prompt:
+        return "subgraph"
+    if "everyone is connected to everyone else" in prompt:
+        return "clique"
+    return "edge"
+
+
+@lru_cache(maxsize=8)
+def view(prompt: str) -> View:
+    profiles = []
+    for paragraph in split_prompt(prompt):
+        name = profile_name(paragraph)
+        if name is None:
+            continue
+        body = paragraph[len(name) + 2:]
+        sentences = tuple(_SENTENCE_SPLIT.split(body))
+        profiles.append(ProfileView(name, len(paragraph), sentences, tuple(template_of(s) for s in sentences)))
+    return View(tuple(profiles), _task_of(prompt))
+
+
+def compatible(a: ProfileView, b: ProfileView) -> bool:
+    sa, sb = a.sides(), b.sides()
+    if ("group", "g") in sa and ("group", "g") in sb:
+        return True
+    return any((kind, "0") in sa and (kind, "1") in sb or (kind, "1") in sa and (kind, "0") in sb
+               for kind in PAIR_CUE_KINDS)
+
+
+def _render(pairs) -> str:
+    lines = sorted({" -- ".join(sorted((a, b))) for a, b in pairs if a != b})
+    return f"{ANSWER_MARKER}\n" + "\n".join(lines)
+
+
+def _unit_size(task: str) -> int:
+    return {"edge": 2, "subgraph": 4, "clique": 3}[task]  # the default star degree 3 and clique size 3
+
+
+def _unit_pairs(v: View, members: list[int]) -> list[tuple[str, str]]:
+    names = [v.profiles[m].name for m in members if 0 <= m < len(v.profiles)]
+    return list(combinations(names, 2))
+
+
+def _compatible_at(v: View, pairs_of_indices) -> str:
+    n = len(v.profiles)
+    out = [(v.profiles[i].name, v.profiles[j].name) for i, j in pairs_of_indices
+           if 0 <= i < n and 0 <= j < n and i != j and compatible(v.profiles[i], v.profiles[j])]
+    return _render(out)
+
+
+def _adjacent(prompt: str, _: object) -> str:
+    v = view(prompt)
+    return _compatible_at(v, [(i, i + 1) for i in range(len(v.profiles) - 1)])
+
+
+def _mirror(prompt: str, _: object) -> str:
+    v = view(prompt)
+    n = len(v.profiles)
+    return _compatible_at(v, [(i, n - 1 - i) for i in range(n // 2)])
+
+
+def _gap(prompt: str, fraction: float) -> str:
+    v = view(prompt)
+    n = len(v.profiles)
+    gap = max(1, round(fraction * n))
+    return _compatible_at(v, [(i, i + gap) for i in range(n - gap)])
+
+
+def _cut_points(prompt: str, variant: tuple[str, int]) -> str:
+    """The source code's layouts, inverted: with k units of u members among n profiles, ``spread`` puts
+    member i of unit j at cut_i + i*k + j, ``adjacent`` puts unit j's members together at cut_j + j*u."""
+    mode, k = variant
+    v = view(prompt)
+    u = _unit_size(v.task)
+    distractors = len(v.profiles) - k * u
+    if distractors < 0:
+        return _render([])
+    pairs = []
+    if mode == "spread":
+        cuts = [round(f * distractors) for f in cut_fractions(u, 0.1, 1.0)]
+        for j in range(k):
+            pairs += _unit_pairs(v, [cuts[i] + i * k + j for i in range(u)])
+    else:
+        cuts = [round(f * distractors) for f in cut_fractions(k, 0.1, 1.0)]
+        for j in range(k):
+            pairs += _unit_pairs(v, [cuts[j] + j * u + i for i in range(u)])
+    return _render(pairs)
+
+
+def _segments(prompt: str, k: int) -> str:
+    """Algorithm 2's segments: pair the first kind-compatible profiles inside each of k segments."""
+    v = view(prompt)
+    n = len(v.profiles)
+    pairs = []
+    for j in range(k):
+        low, high = round((0.1 + 0.9 * j / k) * n), round((0.1 + 0.9 * (j + 1) / k) * n)
+        inside = list(range(low, min(high, n)))
+        found = next(((a, b) for a, b in combinations(inside, 2) if compatible(v.profiles[a], v.profiles[b])), None)
+        if found:
+            pairs.append((v.profiles[found[0]].name, v.profiles[found[1]].name))
+    return _render(pairs)
+
+
+def _unique_kind_match(prompt: str, _: object) -> str:
+    """Pair two profiles when they are the only holders of the two sides of one cue kind."""
+    v = view(prompt)
+    holders: dict[tuple[str, str], list[int]] = {}
+    for i, p in enumerate(v.profiles):
+        for side in p.sides():
+            holders.setdefault(side, []).append(i)
+    pairs = []
+    for kind in PAIR_CUE_KINDS:
+        a, b = holders.get((kind, "0"), []), holders.get((kind, "1"), [])
+        if len(a) == 1 and len(b) == 1 and a != b:
+            pairs.append((v.profiles[a[0]].name, v.profiles[b[0]].name))
+    group = holders.get(("group", "g"), [])
+    if 2 <= len(group) <= 6:
+        pairs += _unit_pairs(v, group)
+    return _render(pairs)
+
+
+def _greedy_pairs(v: View, ranked: list[int], m: int) -> str:
+    """The top 2m profiles of ``ranked``, each paired with the next compatible one in rank order."""
+    top, used, pairs = ranked[: 2 * m], set(), []
+    for a in top:
+        if a in used:
+            continue
+        partner = next((b for b in top if b != a and b not in used and compatible(v.profiles[a], v.profiles[b])),
+                       None)
+        if partner is not None:
+            used.update((a, partner))
+            pairs.append((v.profiles[a].name, v.profiles[partner].name))
+    return _render(pairs)
+
+
+def _longest(prompt: str, m: int) -> str:
+    v = view(prompt)
+    ranked = sorted(range(len(v.profiles)), key=lambda i: (-v.profiles[i].chars, i))
+    return _greedy_pairs(v, ranked, m)
+
+
+def _most_cue_like(prompt: str, m: int) -> str:
+    v = view(prompt)
+    ranked = sorted(range(len(v.profiles)), key=lambda i: (-v.profiles[i].cue_like, i))
+    return _greedy_pairs(v, ranked, m)
+
+
+def _ends(last: bool):
+    def answer(prompt: str, _: object) -> str:
+        v = view(prompt)
+        u, n = _unit_size(v.task), len(v.profiles)
+        return _render(_unit_pairs(v, list(range(n - u, n)) if last else list(range(u))))
+    return answer
+
+
+# ---------------------------------------------------------------- probes (need the row's gold labels)
+
+
+def _gold_people(row: dict) -> set[str]:
+    return {name for pair in json.loads(row["answer"]) for name in pair}
+
+
+def _per_profile(feature):
+    def features(row: dict) -> list[tuple[float, bool]]:
+        v, gold = view(row["prompt"]), _gold_people(row)
+        n = len(v.profiles)
+        return [(feature(p, i, n), p.name in gold) for i, p in enumerate(v.profiles)]
+    return features
+
+
+def _cue_sentences(row: dict) -> list[tuple[tuple[str, str], int, int, str, str]]:
+    """Every cue-template sentence: (template, index in profile, sentences in profile, text, holder)."""
+    out = []
+    for p in view(row["prompt"]).profiles:
+        for i, (sentence, template) in enumerate(zip(p.sentences, p.templates, strict=True)):
+            if template:
+                out.append((template, i, len(p.sentences), sentence, p.name))
+    return out
+
+
+def _evidence_texts(row: dict) -> set[str]:
+    return {row["context"][s["start"]: s["end"]] for s in row["evidence"]}
+
+
+def _cue_template(row: dict) -> list[tuple[object, bool]]:
+    gold = _evidence_texts(row)
+    return [("/".join(t), s in gold) for t, _, _, s, _ in _cue_sentences(row)]
+
+
+def _decoy_vs_gold(feature):
+    """Every gold cue sentence and every sentence holding a decoy value, whatever template wrote it."""
+    def features(row: dict) -> list[tuple[object, bool]]:
+        gold = _evidence_texts(row)
+        keys = [d["near_miss"] for d in json.loads(row["params"])["decoys"]]
+        out = []
+        for p in view(row["prompt"]).profiles:
+            for i, (sentence, template) in enumerate(zip(p.sentences, p.templates, strict=True)):
+                decoy = any(k in sentence for k in keys)
+                if decoy or sentence in gold:
+                    out.append((feature(template or ("other", "-"), i, len(p.sentences)), decoy))
+        return out
+    return features
+
+
+_GAPS = tuple(round(0.05 * k, 2) for k in range(2, 19))
+_LAYOUTS = tuple((mode, k) for mode in ("spread", "adjacent") for k in range(1, MAX_UNITS + 1))
+_COUNTS = tuple(range(1, MAX_UNITS + 1))
+
+SHORTCUTS = (
+    Shortcut("adjacent_profiles", "position", "kind-compatible neighbours in the prompt", _adjacent),
+    Shortcut("mirror_profiles", "position", "kind-compatible profiles i and n-1-i", _mirror),
+    Shortcut("fixed_gap", "position", "kind-compatible profiles a fixed fraction of the prompt apart (best fraction)",
+             _gap, variants=_GAPS),
+    Shortcut("cut_points", "position", "the source code's cut-point layouts inverted for k units (best k)",
+             _cut_points, variants=_LAYOUTS),
+    Shortcut("segments", "position", "first kind-compatible pair inside each of k segments (best k)", _segments,
+             variants=_COUNTS),
+    Shortcut("first_profiles", "position", "the first profiles as one unit", _ends(False)),
+    Shortcut("last_profiles", "position", "the profiles nearest the question as one unit", _ends(True)),
+    Shortcut("longest_profiles", "length", "the 2m longest profiles paired by cue kind (best m)", _longest,
+             variants=_COUNTS),
+    Shortcut("most_cue_sentences", "frequency", "the 2m profiles with the most cue-like sentences, paired by cue "
+             "kind (best m)", _most_cue_like, variants=_COUNTS),
+    Shortcut("unique_kind_match", "family", "cue kinds without values: the only two holders of the two sides of a "
+             "kind", _unique_kind_match),
+)
+
+PROBES = (
+    Probe("profile_length", "length", "characters of a profile; gold = a person in a gold edge",
+          _per_profile(lambda p, i, n: float(p.chars))),
+    Probe("cue_sentence_count", "frequency", "cue-like sentences in a profile",
+          _per_profile(lambda p, i, n: float(p.cue_like))),
+    Probe("profile_position", "position", "position of a profile in the prompt",
+          _per_profile(lambda p, i, n: i / max(n - 1, 1))),
+    Probe("profile_centrality", "position", "closeness of a profile to the middle of the prompt",
+          _per_profile(lambda p, i, n: -abs(i / max(n - 1, 1) - 0.5))),
+    Probe("cue_template", "template", "which template wrote a cue-like sentence; gold = a gold cue sentence",
+          _cue_template, categorical=True),
+    Probe("decoy_template", "template", "which template wrote a sentence; decoys vs gold cue sentences",
+          _decoy_vs_gold(lambda t, i, n: "/".join(t)), categorical=True),
+    Probe("decoy_slot", "position", "place of a sentence in its profile; decoys vs gold cue sentences",
+          _decoy_vs_gold(lambda t, i, n: i / max(n - 1, 1))),
+)

@@ -1,0 +1,216 @@
+"""The shortcut audit (DESIGN 3.5): the mechanism, every default config at chance, known holes caught."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import subprocess
+import sys
+
+import pytest
+
+from lurch_tasks.core.generation import generate_row, iter_rows, resolve_task
+from lurch_tasks.core.registry import all_tasks, get_family
+from lurch_tasks.core.shortcuts import (
+    EXPECTED,
+    FAIL,
+    KNOWN,
+    OK,
+    Probe,
+    Shortcut,
+    audit_task,
+    format_table,
+    rank_auc,
+    run_audit,
+)
+from lurch_tasks.families.graph.shortcuts import template_of
+
+WORLD_MODULE = importlib.import_module("lurch_tasks.families.graph.world")
+GENERATE_MODULE = importlib.import_module("lurch_tasks.families.graph.generate")
+DEFAULT_TASKS = [t.name for t in all_tasks() if not t.paper_faithful]
+PAPER_TASKS = [t.name for t in all_tasks() if t.paper_faithful]
+# Every row of every default config, except an evenly spaced slice of find_the_origin_long (2 rows per d).
+SLICE = {"find_the_origin_long": 56}
+
+
+def _line(lines, name):
+    return next(line for line in lines if line.strategy.startswith(name))
+
+
+# --- the mechanism ----------------------------------------------------------------------------------
+
+
+def test_rank_auc_hand_cases():
+    assert rank_auc([(1, False), (2, True)]) == 1.0
+    assert rank_auc([(1, True), (2, False)]) == 0.0
+    assert rank_auc([(1, True), (1, False)]) == 0.5  # ties count half
+    assert rank_auc([(0, False), (1, True), (1, False), (2, True)]) == pytest.approx(0.875)
+    assert rank_auc([(1, True), (2, True)]) is None
+
+
+def _toy_rows():
+    return [{"prompt": f"p{i}", "answer": str(i % 4)} for i in range(40)]
+
+
+def _toy_score(row, output):
+    return {"score": float(output == row["answer"])}
+
+
+def test_run_audit_statuses_and_best_variant():
+    always_zero = Shortcut("zero", "position", "answers 0", lambda prompt, _: "0")
+    cheat = Shortcut("cheat", "family", "reads the answer off the prompt index",
+                     lambda prompt, k: str(int(prompt[1:]) % k), variants=(2, 3, 4))
+    expected = Shortcut("studied", "family", "the studied regularity", lambda prompt, _: str(int(prompt[1:]) % 4),
+                        expected_when=lambda config: config == "structured")
+    probe = Probe("index", "position", "index parity", lambda row: [(int(row["prompt"][1:]) % 2, True),
+                                                                    (1 - int(row["prompt"][1:]) % 2, False)])
+    guess = lambda prompt, seed: "9"  # noqa: E731 - never right: chance 0
+    lines = run_audit(_toy_rows(), "random", False, [always_zero, cheat, expected], [probe], _toy_score, guess)
+    assert [line.status for line in lines] == [FAIL, FAIL, FAIL, OK]
+    assert _line(lines, "zero").score == 0.25 and _line(lines, "cheat").score == 1.0
+    assert "best variant 4" in _line(lines, "cheat").note
+    assert _line(lines, "index").score == 0.5  # AUC 1 in half the rows and 0 in the other half
+    structured = run_audit(_toy_rows(), "structured", False, [expected], [], _toy_score, guess)
+    assert structured[0].status == EXPECTED
+    faithful = run_audit(_toy_rows(), "random", True, [cheat], [], _toy_score, guess)
+    assert faithful[0].status == KNOWN
+    table = format_table(lines)
+    assert "strategy" in table.splitlines()[0] and "cheat" in table and "FAIL" in table
+
+
+# --- every default config is at chance ----------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", DEFAULT_TASKS)
+def test_every_default_config_passes_the_shortcut_audit(name):
+    task = resolve_task(name)
+    result = audit_task(task, SLICE.get(name))
+    assert result.passed, "\n" + format_table(result.lines)
+    if name.startswith("find_the_origin") and task.config.arrangement == "structured":
+        assert _line(result.lines, "read_d").status == EXPECTED  # the regularity structured configs study
+
+
+def test_read_d_is_at_chance_under_random_arrangement():
+    result = audit_task(resolve_task("find_the_origin_random"), 56)
+    line = _line(result.lines, "read_d")
+    assert line.status == OK and line.score <= line.chance + 0.05
+
+
+# --- the audit catches the known holes -----------------------------------------------------------------
+
+
+def test_find_the_origin_paper_mirror_hole_is_caught():
+    result = audit_task(resolve_task("find_the_origin_paper"), 90)
+    assert result.passed  # paper-faithful: known holes are reported, not failed
+    mirror = _line(result.lines, "mirror")
+    assert mirror.status == KNOWN and mirror.score == 1.0
+    assert _line(result.lines, "origin_line_centrality").status == KNOWN
+
+
+def test_centred_target_fails_the_audit_outside_paper_configs():
+    task = resolve_task("find_the_origin", {"target_position": "centre"})
+    result = audit_task(task, 56)
+    assert not result.passed and _line(result.lines, "mirror").status == FAIL
+
+
+@pytest.mark.slow
+def test_graph_source_code_dispersion_hole_is_caught():
+    result = audit_task(resolve_task("memory_drift_edge_paper"))
+    assert _line(result.lines, "cut_points").status == KNOWN
+    assert _line(result.lines, "profile_centrality").status == KNOWN
+    assert _line(result.lines, "profile_centrality").score > 0.8
+    default = audit_task(resolve_task("memory_drift_edge"))
+    assert _line(default.lines, "cut_points").status == OK
+
+
+def test_graph_adjacent_placement_hole_is_caught():
+    task = resolve_task("memory_drift_edge", {"placement": "adjacent"})
+    result = audit_task(task, 30)
+    assert _line(result.lines, "cut_points").status == FAIL
+
+
+def _clear_graph_caches():
+    WORLD_MODULE._build_world.cache_clear()
+    GENERATE_MODULE._world_units.cache_clear()
+    GENERATE_MODULE._profile_costs.cache_clear()
+
+
+def test_unpadded_profiles_length_tell_is_caught(monkeypatch):
+    """Without solo details, gold profiles (which carry cue sentences) are longer: the probe sees it."""
+    monkeypatch.setattr(WORLD_MODULE, "DETAIL_SENTENCES", (0, 0))
+    _clear_graph_caches()
+    try:
+        result = audit_task(resolve_task("memory_drift_edge", {"context_tokens": [4096, 8192]}), 16)
+        assert _line(result.lines, "profile_length").status == FAIL
+    finally:
+        _clear_graph_caches()
+
+
+def test_decoy_only_template_is_caught(monkeypatch):
+    """A decoy written with a template no real cue uses (the old design) fails the template probe."""
+    def decoy_only(cue, rng, taken):
+        key = WORLD_MODULE.near_miss(cue.key, cue.kind, rng, taken)
+        return "{S} declined an offer involving {key}.", {"key": key}, key
+
+    monkeypatch.setattr(GENERATE_MODULE, "decoy_parts", decoy_only)
+    result = audit_task(resolve_task("memory_drift_edge_decoys", {"context_tokens": [2048, 4096]}), 16)
+    assert _line(result.lines, "decoy_template").status == FAIL
+
+
+# --- decoys and distractors look like gold material ---------------------------------------------------
+
+
+def test_decoys_use_the_imitated_cue_kinds_own_templates():
+    task = resolve_task("memory_drift_edge_decoys")
+    for row in iter_rows(task, range(0, 24, 3)):
+        decoys = json.loads(row["params"])["decoys"]
+        assert decoys
+        for decoy in decoys:
+            profile = next(p for p in row["context"].split("\n\n") if p.startswith(decoy["holder"] + ": "))
+            sentence = next(s for s in profile.split(". ") if decoy["near_miss"] in s)
+            template = template_of(sentence if sentence.endswith(".") else sentence + ".")
+            assert template is not None and template[0] == decoy["kind"], (sentence, decoy)
+            assert not profile.endswith(sentence) or profile.count(". ") > 0
+
+
+# --- the CLI ------------------------------------------------------------------------------------------
+
+
+def _lurch(*args):
+    return subprocess.run([sys.executable, "-m", "lurch_tasks.cli", *args], capture_output=True, text=True)
+
+
+def test_cli_audit_passes_a_default_config_and_prints_the_table():
+    result = _lurch("audit-shortcuts", "--config", "find_the_origin_random", "--n", "112", "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert "strategy" in result.stdout and "mirror" in result.stdout and "passed" in result.stdout
+
+
+def test_cli_audit_reports_paper_holes_without_failing():
+    result = _lurch("audit-shortcuts", "--config", "find_the_origin_paper", "--n", "60", "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert "known hole" in result.stdout
+
+
+def test_cli_audit_exits_non_zero_on_a_hole():
+    result = _lurch("audit-shortcuts", "--config", "find_the_origin", "--set", "target_position=\"centre\"",
+                    "--n", "28", "--quiet")
+    assert result.returncode == 1
+    assert "FAIL" in result.stdout and "find_the_origin" in result.stderr
+
+
+def test_every_family_registers_shortcuts_and_probes():
+    for task in all_tasks():
+        family = get_family(task.family)
+        assert family.shortcuts and family.probes and family.compared_knobs, family.name
+        kinds = {s.kind for s in family.shortcuts} | {p.kind for p in family.probes}
+        assert {"position", "frequency", "length", "family"} <= kinds, (family.name, kinds)
+
+
+def test_paper_faithful_configs_are_never_in_the_default_suite():
+    for name in PAPER_TASKS:
+        task = resolve_task(name)
+        assert not task.in_suite and ("paper" in name or "segments" in name)
+    row = generate_row(resolve_task(PAPER_TASKS[0]), 0)
+    assert row["pair_key"]
