@@ -67,7 +67,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         return 0
     for row in rows:
         group = f"  [group {row['group']}]" if row["group"] else ""
-        faithful = "  [paper-faithful: known shortcut holes, see `lurch audit-shortcuts`]" if row["paper_faithful"] else ""
+        faithful = "  [paper-faithful: known shortcut holes, see `lurch audit-shortcuts`]" \
+            if row["paper_faithful"] else ""
         print(f"{row['name']}  ({row['family']} v{row['family_version']}, {row['instances']} instances)"
               f"{group}{faithful}")
         print(f"    {row['description']}")

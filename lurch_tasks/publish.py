@@ -33,8 +33,9 @@ import yaml
 from . import __version__
 from .core.config import config_to_dict
 from .core.instance import content_hash, schema_errors
-from .core.registry import get_family
+from .core.registry import Task, get_family
 from .core.rng import canonical_json
+from .core.shortcuts import MARGIN, PROBE_MARGIN, audit_rows, lines_to_json, spread_indices
 from .core.vocab import VOCABULARIES, data_license
 from .dataset_builders._builder import SPLIT, builder_class, check_limit, num_rows, resolved_task
 
@@ -58,6 +59,7 @@ PARQUET_OPTIONS: dict[str, Any] = {
     "write_page_checksum": False,
 }
 HASH_BATCH_ROWS = 64
+AUDIT_ROWS = 240  # rows the card's shortcut audit reads (evenly spaced)
 MAX_REPORTED_PROBLEMS = 100
 
 META_KEY = b"lurch"
@@ -352,6 +354,9 @@ def _families_section(families: Sequence[str]) -> list[str]:
     for name in families:
         family = get_family(name)
         out += [f"### {name} (family_version {family.version})", "", _cell(family.description), ""]
+        if family.knob_properties:
+            out += ["| knob | recorded property that reflects it |", "|---|---|"]
+            out += [f"| `{knob}` | {_cell(text)} |" for knob, text in family.knob_properties] + [""]
     return out
 
 
@@ -380,6 +385,7 @@ def _generation_section(s: ConfigSummary) -> list[str]:
         _config_json(meta["config"]),
         "```",
         "",
+        *_validity_section(meta),
         "Regenerate (byte-identical with the same lurch-tasks version):",
         "",
         "```bash",
@@ -388,6 +394,32 @@ def _generation_section(s: ConfigSummary) -> list[str]:
         "",
     ]
     return out
+
+
+def _validity_section(meta: Mapping[str, Any]) -> list[str]:
+    """The config's shortcut audit (DESIGN 3.5), measured on the rows of this folder."""
+    audit = meta.get("shortcut_audit")
+    if not audit:
+        return []
+    if meta.get("paper_faithful"):
+        verdict = ("**paper-faithful**: replicates a source paper exactly, holes included; the strategies marked "
+                   "`known hole` below solve part of it without the intended reasoning. Not a default config.")
+    elif audit["passed"]:
+        verdict = (f"passes: every prompt-only strategy scores within chance + {MARGIN:g} and every probe AUC "
+                   f"within 0.5 + {PROBE_MARGIN:g}.")
+    else:
+        verdict = (f"**fails** on these rows: a strategy marked FAIL beats chance + {MARGIN:g} (or a probe AUC "
+                   f"exceeds 0.5 + {PROBE_MARGIN:g}).")
+    if meta.get("limit"):
+        verdict += (" This folder holds a `--limit` slice: best-of-variants strategies (a fixed offset, a fixed "
+                    "number of units) can beat chance on a slice that does not cover the grid evenly; "
+                    "audit the full config to judge the task.")
+    out = [f"Validity ({audit['rows']} rows audited; `lurch audit-shortcuts --config {meta['task']}`): {verdict}",
+           "", "| strategy | kind | score | chance | status |", "|---|---|---|---|---|"]
+    for line in audit["lines"]:
+        out.append(f"| {_cell(line['strategy'])} | {line['kind']} | {line['score']:.3f} | {line['chance']:.3f} | "
+                   f"{line['status']} |")
+    return out + [""]
 
 
 def _config_json(config: Mapping[str, Any]) -> str:
@@ -527,6 +559,7 @@ def _build_config(
         raise RuntimeError(f"{name}: the builder returned rows out of index order or incomplete")
     hashes, sizes = _row_stats(table)
     first = table.slice(0, 1).to_pylist()[0]
+    audit = _shortcut_audit(task, table)
     meta = {
         "config_name": name,
         "task": task.name,
@@ -543,9 +576,19 @@ def _build_config(
         "fingerprint": fingerprint(hashes),
         "config": config_to_dict(task.config),
         "description": task.description,
+        "paper_faithful": task.paper_faithful,
+        "shortcut_audit": audit,
         "generator": f"lurch-tasks {__version__}",
     }
     _write_config(table, builder.info.features, meta, sizes, build_dir / name, max_rows_per_file)
+
+
+def _shortcut_audit(task: Task, table: pa.Table) -> dict[str, Any]:
+    """The shortcut audit on (up to ``AUDIT_ROWS`` evenly spaced of) the rows being written, for the card."""
+    positions = spread_indices(table.num_rows, AUDIT_ROWS)
+    rows = table.take(positions).to_pylist()
+    result = audit_rows(task, rows)
+    return {"rows": result.rows, "passed": result.passed, "lines": lines_to_json(result.lines)}
 
 
 def _check_materialize_args(config_names: object, out_dir: Path, num_proc: object) -> list[str]:

@@ -13,7 +13,7 @@ from lurch_tasks.core.instance import content_hash
 from lurch_tasks.harness.tasks import build_docs
 
 LURCH = str(Path(sys.executable).parent / "lurch")
-SMALL = ["--set", "context_tokens=[256,512]", "--set", "num_samples=2"]
+SMALL = ["--set", "context_tokens=[256,512]", "--set", "num_samples=2", "--set", "d_values=[-15,-10,-5,-2,2,5,10,15]"]
 
 
 def run(*args, cwd=None):
@@ -23,7 +23,7 @@ def run(*args, cwd=None):
 
 def test_help_lists_every_subcommand():
     out = run("--help").stdout
-    for command in ("list", "generate", "materialize", "push", "validate", "eval", "tasks-path"):
+    for command in ("list", "generate", "materialize", "push", "validate", "audit-shortcuts", "eval", "tasks-path"):
         assert command in out
 
 
@@ -32,14 +32,17 @@ def test_list_json_describes_registered_configs():
     names = {row["name"] for row in rows}
     assert {"find_the_origin", "find_the_origin_random", "find_the_origin_long", "find_the_origin_paper"} <= names
     default = next(row for row in rows if row["name"] == "find_the_origin")
-    assert default["instances"] == 160 and default["config"]["d_values"] == [-15, -10, -5, -1, 1, 5, 10, 15]
+    assert default["instances"] == 224 and default["config"]["d_values"] == [d for d in range(-15, 16) if abs(d) > 1]
+    assert not default["paper_faithful"]
+    assert next(row for row in rows if row["name"] == "find_the_origin_paper")["paper_faithful"]
 
 
 def test_generate_prints_the_same_rows_as_python():
     result = run("generate", "--config", "find_the_origin", "--n", "2", "--start", "3", *SMALL)
     assert result.returncode == 0, result.stderr
     rows = [json.loads(line) for line in result.stdout.splitlines()]
-    task = resolve_task("find_the_origin", {"context_tokens": [256, 512], "num_samples": 2})
+    task = resolve_task("find_the_origin", {"context_tokens": [256, 512], "num_samples": 2,
+                                            "d_values": [-15, -10, -5, -2, 2, 5, 10, 15]})
     assert [r["index"] for r in rows] == [3, 4]
     assert [content_hash(r) for r in rows] == [content_hash(generate_row(task, i)) for i in (3, 4)]
 
@@ -80,7 +83,8 @@ def test_materialize_validate_push_dry_run_and_eval_stored_copy(tmp_path):
 
     # lm-eval docs read from the materialized folder are the generated instances, byte for byte.
     stored = build_docs("find_the_origin", dataset_path=str(out))["test"]
-    generated = build_docs("find_the_origin", max_seq_lengths=[256, 512], num_samples=2)["test"]
+    generated = build_docs("find_the_origin", max_seq_lengths=[256, 512], num_samples=2,
+                           d_values=[-15, -10, -5, -2, 2, 5, 10, 15])["test"]
     assert [r["id"] for r in stored] == [r["id"] for r in generated]
     assert [content_hash(dict(r)) for r in stored] == [content_hash(dict(r)) for r in generated]
 

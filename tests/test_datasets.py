@@ -28,7 +28,7 @@ from lurch_tasks.dataset_builders.find_the_origin import FindTheOrigin
 from lurch_tasks.publish import materialize, plan_chunks, push, render_card, summarize_folder, validate_folder
 
 CONFIG = "find_the_origin"
-SMALL = {"context_tokens": [256, 512], "num_samples": 2}  # 8 d values x 2 lengths x 2 samples = 32 rows
+SMALL = {"context_tokens": [256, 512], "num_samples": 2, "d_values": [-15, -10, -5, -2, 2, 5, 10, 15]}  # 32 rows
 FILE_ROWS = 12  # small files so the folder has several shards (12 + 12 + 8)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from functools import lru_cache
+from math import gcd
 from typing import Any
 
 from .config import config_hash
@@ -22,6 +23,29 @@ class InstanceSetup:
     pair_key: str  # equal for instance i of configs that differ only in compared knobs
 
 
+GOLDEN_RATIO = (1 + 5**0.5) / 2
+
+
+def golden_stride(total: int) -> int:
+    """The integer nearest total/phi that is coprime with ``total``: k -> k*stride mod total is then a
+    permutation whose every prefix is spread over the whole grid (a low-discrepancy order)."""
+    if total <= 2:
+        return 1
+    base = round(total / GOLDEN_RATIO)
+    for delta in range(total):
+        for candidate in (base + delta, base - delta):
+            if 0 < candidate < total and gcd(candidate, total) == 1:
+                return candidate
+    return 1
+
+
+def cell_at(config: Any, index: int) -> Any:
+    """The knob cell of instance ``index``. Cells are visited in golden-stride order, each once per round of
+    len(cells) indices, so any prefix (``--limit N``) covers every knob axis nearly evenly."""
+    cells = config.cells()
+    return cells[(index % len(cells)) * golden_stride(len(cells)) % len(cells)]
+
+
 def pair_hash(config: Any, compared_knobs: tuple[str, ...]) -> str:
     """Hash of the config with the compared knobs reset to their defaults: what matched pairs share."""
     defaults = {f.name: f.default for f in dataclasses.fields(config) if f.name in compared_knobs}
@@ -35,7 +59,7 @@ def _fingerprints(config: Any, vocabulary: tuple[str, ...], compared: tuple[str,
 
 def setup_instance(family: str, config: Any, vocabulary: tuple[str, ...], seed: int, split: str,
                    index: int, compared_knobs: tuple[str, ...] = ()) -> InstanceSetup:
-    """Docs interleave the cells round-robin: index i is cell i mod |cells|, so any prefix is balanced.
+    """Docs interleave the cells: round r = index // |cells| visits every cell once, in golden-stride order.
 
     The instance seed leaves out ``compared_knobs``: every random choice that is not about the compared
     knob itself is the same across configs that differ only in it."""
@@ -43,6 +67,6 @@ def setup_instance(family: str, config: Any, vocabulary: tuple[str, ...], seed: 
     if not 0 <= index < len(cells) * config.num_samples:
         raise ValueError(f"index: {index} is out of range; allowed: 0..{len(cells) * config.num_samples - 1}")
     cfg_hash, src_hash, shared = _fingerprints(config, vocabulary, tuple(compared_knobs))
-    return InstanceSetup(cells[index % len(cells)], index // len(cells), cfg_hash, src_hash,
+    return InstanceSetup(cell_at(config, index), index // len(cells), cfg_hash, src_hash,
                          derive_seed(family, shared, seed, split, index),
                          f"{family}/{shared[:16]}/{seed}/{split}/{index}")

@@ -32,6 +32,9 @@ class Family:
     compared_knobs: tuple[str, ...] = ()
     shortcuts: tuple = field(default=())  # core.shortcuts.Shortcut
     probes: tuple = field(default=())  # core.shortcuts.Probe
+    # knob -> the recorded property that reflects it (for the card and README: LURCH dispersion, say, does not
+    # move with every distance knob, so analyses must know which column to read)
+    knob_properties: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -156,7 +156,8 @@ def format_table(lines: Sequence[AuditLine]) -> str:
     body = [(line.strategy, line.kind, f"{line.score:.3f}", f"{line.chance:.3f}", f"{line.margin:+.3f}",
              line.status, line.note) for line in lines]
     widths = [max(len(str(r[i])) for r in [header, *body]) for i in range(len(header))]
-    render = [" | ".join(str(cell).ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in [header, *body]]
+    render = [" | ".join(str(cell).ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip()
+              for r in [header, *body]]
     return "\n".join([render[0], "-+-".join("-" * w for w in widths), *render[1:]])
 
 
@@ -182,21 +183,34 @@ def spread_indices(size: int, n: int | None) -> list[int]:
 
 def audit_task(task: Any, n: int | None = None, split: str = "test", progress: bool = False) -> TaskAudit:
     """Generate ``n`` evenly spaced rows of ``task`` (all when None) and run its family's shortcut audit."""
-    from .generation import MAX_SEED, generate_row, task_size
-    from .registry import get_family
+    from .generation import generate_row, task_size
 
-    family = get_family(task.family)
     chosen = spread_indices(task_size(task), n)
     indices: Any = chosen
     if progress:
         from tqdm.auto import tqdm
 
         indices = tqdm(chosen, desc=f"generating {task.name}", unit="row", disable=len(chosen) < 20)
-    rows = [generate_row(task, index, split) for index in indices]
+    return audit_rows(task, [generate_row(task, index, split) for index in indices], split)
+
+
+def audit_rows(task: Any, rows: Sequence[dict], split: str = "test") -> TaskAudit:
+    """The shortcut audit of ``task`` on rows already generated (e.g. the rows a materialize run wrote).
+
+    Categorical probes learn on calibration rows: the same indices under the next seed."""
+    from .generation import MAX_SEED, generate_row
+    from .registry import get_family
+
+    family = get_family(task.family)
     calibration: list[dict] = []
     if any(probe.categorical for probe in family.probes):
         other = dataclasses.replace(task, seed=(task.seed + 1) % (MAX_SEED + 1))
-        calibration = [generate_row(other, index, split) for index in chosen]
+        calibration = [generate_row(other, row["index"], split) for row in rows]
     lines = run_audit(rows, task.config, task.paper_faithful, family.shortcuts, family.probes, family.score,
                       family.guess, calibration)
     return TaskAudit(task.name, len(rows), task.paper_faithful, tuple(lines))
+
+
+def lines_to_json(lines: Sequence[AuditLine]) -> list[dict[str, Any]]:
+    return [{"strategy": line.strategy, "kind": line.kind, "score": round(line.score, 4),
+             "chance": round(line.chance, 4), "status": line.status, "note": line.note} for line in lines]

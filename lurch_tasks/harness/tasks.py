@@ -13,7 +13,7 @@ BINNED_METRICS = ("score", "memory_drift")
 
 
 def build_docs(task_name: str, **metadata: Any) -> dict[str, Any]:
-    """The docs of a registered task as {split: datasets.Dataset}, in round-robin cell order."""
+    """The docs of a registered task as {split: datasets.Dataset}, in doc order (golden-stride over the knob cells)."""
     import datasets
     from tqdm.auto import tqdm
 

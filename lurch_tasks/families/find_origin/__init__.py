@@ -74,6 +74,15 @@ register_family(
         compared_knobs=COMPARED_KNOBS,
         shortcuts=SHORTCUTS,
         probes=PROBES,
+        knob_properties=(
+            ("d", "`d` and `separation_tokens` (mean token distance between consecutive links). LURCH "
+             "`evidence_dispersion` is about (|d|-1)/(lines-2): it barely moves with d and falls with length."),
+            ("chain_lengths", "`chain_length` and `reasoning_depth` (= chain length)."),
+            ("context_tokens / num_lines / line_growth", "`context_tokens`, `num_lines`, `evidence_scope`."),
+            ("arrangement", "matched pairs: rows with equal `pair_key` share the target chain and word stream."),
+            ("target_position", "`target_position` (the depth fraction used) and `target_line`; matched pairs "
+             "via `pair_key`."),
+        ),
     )
 )
 

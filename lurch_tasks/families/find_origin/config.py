@@ -98,7 +98,7 @@ class FindOriginConfig:
                         f"at least (chain_length-1)*|d|+1 = {need} lines for d={d}")
 
     def cells(self) -> list[Cell]:
-        """The knob grid in doc order: round-robin so that any prefix is balanced.
+        """The knob grid; docs visit it in golden-stride order (core.cells.cell_at), so any prefix is balanced.
 
         Lengths vary fastest, then d, then chain length; for ``line_growth`` the k-th step of every
         (chain length, d) comes before the (k+1)-th of any.

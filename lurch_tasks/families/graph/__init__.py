@@ -55,6 +55,15 @@ register_family(
             "precision, recall and F1."
         ),
         compared_knobs=COMPARED_KNOBS, shortcuts=SHORTCUTS, probes=PROBES,
+        knob_properties=(
+            ("placement / separation", "`separation_tokens`, `min_separation_tokens`, `max_separation_tokens` and "
+             "per edge `params.edge_separation_tokens`. LURCH `evidence_dispersion` does not tell placements apart "
+             "once several units are spread (0.90 for both spread and adjacent at 3 edges, 8k tokens)."),
+            ("connections", "`connections` (units per prompt), `gold_edges`, `evidence_scope`."),
+            ("context_tokens", "`context_tokens`, `num_people`."),
+            ("decoys / prompt_style", "matched pairs: rows with equal `pair_key` share people, gold graph and "
+             "distractors; `params.decoys` lists the near misses."),
+        ),
     )
 )
 

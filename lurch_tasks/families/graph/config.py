@@ -100,7 +100,8 @@ class GraphConfig:
         return connections * self.unit_size * PROFILE_TOKENS_ESTIMATE <= context_tokens
 
     def cells(self) -> list[Cell]:
-        """The knob grid in doc order (lengths fastest, then density); cells that cannot fit are left out."""
+        """The knob grid (lengths fastest, then density); cells that cannot fit are left out. Docs visit it in
+        golden-stride order (core.cells.cell_at)."""
         return [Cell(k, n) for k in self.connections for n in self.context_tokens if self.fits(k, n)]
 
     def size(self) -> int:

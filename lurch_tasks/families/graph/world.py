@@ -117,7 +117,8 @@ class Identifiers:
             if value not in self.used:
                 self.used.add(value)
                 return value
-        raise ValueError(f"world_size: {len(self.used)} identifiers exhaust a vocabulary; allowed: a smaller world_size")
+        raise ValueError(f"world_size: {len(self.used)} identifiers exhaust a vocabulary; "
+                         "allowed: a smaller world_size")
 
     def digits(self, n: int) -> str:
         return "".join(str(self.rng.below(10)) for _ in range(n))
@@ -347,12 +348,17 @@ def cue_sentence_kinds(cues: list[Cue]) -> tuple[tuple[str, int], ...]:
 
 def solo_sentence(person: Person, rng: StableRng, ids: Identifiers, weights: tuple[tuple[str, int], ...]) -> str:
     """A detail written like a cue but with an identifier nobody else holds: never a link."""
-    draw = rng.below(sum(w for _, w in weights))
-    for kind, weight in weights:
-        if draw < weight:
-            break
-        draw -= weight
+    kind = _weighted(weights, rng.below(sum(w for _, w in weights)))
     return _fill(rng.choice(cue_templates(kind)), person, **_side_values(rng, _new_key(kind, ids)))
+
+
+def _weighted(weights: tuple[tuple[str, int], ...], draw: int) -> str:
+    """The item whose cumulative weight range holds ``draw`` (0 <= draw < total weight)."""
+    for item, weight in weights:
+        if draw < weight:
+            return item
+        draw -= weight
+    return weights[-1][0]
 
 
 def compose_profile(name: str, tagged: list[tuple[int, str]]) -> Profile:
