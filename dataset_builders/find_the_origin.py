@@ -1,6 +1,6 @@
 """Hugging Face builder for the Find the Origin family: one BuilderConfig per registered task.
 
-Use through ``lurch materialize`` (or ``lurch_tasks.publish.materialize``); datasets 5.x no longer loads
+Use through ``lurch materialize`` (or ``lurch_tasks.hub.build.materialize``); datasets 5.x no longer loads
 builder scripts by path, but the class can be instantiated and run directly::
 
     builder = FindTheOrigin(cache_dir="cache", config_name="find_the_origin", limit=8)

@@ -1,6 +1,6 @@
 """Hugging Face builder for the graph reconstruction family: one BuilderConfig per registered task.
 
-Use through ``lurch materialize`` (or ``lurch_tasks.publish.materialize``); datasets 5.x no longer loads
+Use through ``lurch materialize`` (or ``lurch_tasks.hub.build.materialize``); datasets 5.x no longer loads
 builder scripts by path, but the class can be instantiated and run directly::
 
     builder = GraphReconstruction(cache_dir="cache", config_name="memory_drift_edge", limit=8)

@@ -102,7 +102,7 @@ def _progress(items, desc: str, enabled: bool):
 
 
 def cmd_materialize(args: argparse.Namespace) -> int:
-    from .publish import materialize
+    from .hub.build import materialize
 
     out = materialize(args.config, Path(args.out), num_proc=args.num_proc, overrides=_parse_sets(args.set),
                       seed=args.seed, limit=args.limit, progress=not args.quiet)
@@ -111,7 +111,7 @@ def cmd_materialize(args: argparse.Namespace) -> int:
 
 
 def cmd_push(args: argparse.Namespace) -> int:
-    from .publish import push
+    from .hub.upload import push
 
     files = push(Path(args.folder), args.repo_id, dry_run=args.dry_run, private=args.private)
     verb = "would upload" if args.dry_run else "uploaded"
@@ -121,7 +121,7 @@ def cmd_push(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from .publish import validate_folder
+    from .hub.validation import validate_folder
 
     summary = validate_folder(Path(args.folder), progress=not args.quiet)
     failed = False

@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 
 from lurch_tasks.core.generation import resolve_task
 from lurch_tasks.core.tokens import get_token_counter
-from lurch_tasks.publish import materialize
+from lurch_tasks.hub import materialize
 
 
 def peak_rss_mib() -> float:

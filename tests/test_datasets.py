@@ -19,13 +19,16 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from lurch_tasks import publish
 from lurch_tasks.core.generation import generate_row, resolve_task, task_size
 from lurch_tasks.core.instance import Instance, content_hash
 from lurch_tasks.core.registry import all_tasks
 from lurch_tasks.dataset_builders._builder import builder_class, index_ranges, task_features, type_mismatches
 from lurch_tasks.dataset_builders.find_the_origin import FindTheOrigin
-from lurch_tasks.publish import materialize, plan_chunks, push, render_card, summarize_folder, validate_folder
+from lurch_tasks.hub import build as hub_build
+from lurch_tasks.hub import card as hub_card
+from lurch_tasks.hub import layout as hub_layout
+from lurch_tasks.hub import materialize, plan_chunks, push, render_card, summarize_folder, validate_folder
+from lurch_tasks.hub import upload as hub_upload
 
 CONFIG = "find_the_origin"
 SMALL = {"context_tokens": [256, 512], "num_samples": 2, "d_values": [-15, -10, -5, -2, 2, 5, 10, 15]}  # 32 rows
@@ -117,7 +120,7 @@ def test_folder_layout_and_card(built: Path) -> None:
     assert names == [f"test-0000{k}-of-00003.parquet" for k in range(3)]
     header = front_matter(built / "README.md")
     assert header["license"] == "cc-by-sa-4.0"
-    assert set(publish.TAGS) <= set(header["tags"]) and header["task_categories"] == ["text-generation"]
+    assert set(hub_card.TAGS) <= set(header["tags"]) and header["task_categories"] == ["text-generation"]
     assert header["configs"] == [
         {"config_name": CONFIG, "data_files": [{"split": "test", "path": f"{CONFIG}/test-*.parquet"}], "default": True}
     ]
@@ -128,7 +131,7 @@ def test_folder_layout_and_card(built: Path) -> None:
     task = resolve_task(CONFIG, SMALL)
     hashes = [content_hash(generate_row(task, i)) for i in range(task_size(task))]
     for needle in (
-        publish.fingerprint(hashes),
+        hub_layout.fingerprint(hashes),
         generate_row(task, 0)["config_hash"],
         "source_hash",
         "family_version",
@@ -161,7 +164,7 @@ def test_bytes_identical_for_num_proc_1_and_2(built: Path, tmp_path: Path) -> No
 
 def test_bytes_identical_across_processes_and_hash_seeds(built: Path, tmp_path: Path) -> None:
     code = (
-        "import json, sys; from pathlib import Path; from lurch_tasks.publish import materialize; "
+        "import json, sys; from pathlib import Path; from lurch_tasks.hub import materialize; "
         f"materialize([{CONFIG!r}], Path(sys.argv[1]), overrides=json.loads(sys.argv[2]), progress=False, "
         f"max_rows_per_file={FILE_ROWS})"
     )
@@ -225,7 +228,7 @@ def test_writes_are_atomic_and_keep_other_configs(built: Path, tmp_path: Path, m
         raise RuntimeError("boom")
 
     with monkeypatch.context() as patch:
-        patch.setattr(publish, "_write_config", explode)
+        patch.setattr(hub_build, "_write_config", explode)
         with pytest.raises(RuntimeError, match="boom"):
             materialize([CONFIG], out, overrides=SMALL, limit=2, progress=False)
     assert digests(out) == before
@@ -307,7 +310,7 @@ def test_push_rejects_bad_folders_and_missing_token(
     with pytest.raises(ValueError, match="no `configs:`"):
         push(tmp_path / "plain", "org/name", dry_run=True)
     monkeypatch.delenv("HF_TOKEN", raising=False)
-    monkeypatch.setattr(publish, "_stored_token", lambda: None)
+    monkeypatch.setattr(hub_upload, "_stored_token", lambda: None)
     with pytest.raises(ValueError, match="^token: none found"):
         push(built, "org/name", dry_run=False)
 

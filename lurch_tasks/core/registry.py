@@ -76,9 +76,27 @@ def register_task(task: Task) -> Task:
     return task
 
 
+ENTRY_POINT_GROUP = "lurch_tasks.families"
+_loaded = False
+
+
 def _load_builtin() -> None:
-    # Importing the families package registers every built-in family and task exactly once.
-    from .. import families  # noqa: F401
+    """Import every family module advertised in the ``lurch_tasks.families`` entry-point group, once.
+
+    Importing a family module registers its family and tasks. The core knows no family by name: built-in
+    families are entry points of this package, and any installed package can add one the same way."""
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    from importlib.metadata import entry_points
+
+    for entry in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: (e.name, e.value)):
+        try:
+            entry.load()
+        except Exception as error:  # a broken third-party family must say which one it is
+            raise RuntimeError(f"family entry point {entry.name!r} ({entry.value}) failed to load: "
+                               f"{type(error).__name__}: {error}") from error
 
 
 def get_family(name: str) -> Family:

@@ -1,3 +1,2 @@
-"""Task families; importing this package registers every built-in family and task."""
-
-from . import find_origin, graph  # noqa: F401
+"""Task families, one package each. They register themselves when imported; the registry imports them
+through the ``lurch_tasks.families`` entry-point group (see pyproject.toml)."""
