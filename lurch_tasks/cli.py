@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -85,14 +88,40 @@ def cmd_generate(args: argparse.Namespace) -> int:
     if args.start >= size:
         raise CliError(f"--start: {args.start} is not allowed; allowed: 0..{size - 1} for {args.config}")
     stop = min(size, args.start + args.n)
-    out = open(args.out, "w", encoding="utf-8") if args.out else sys.stdout
+    indices = range(args.start, stop)
+    if args.out is None:
+        for index in indices:
+            sys.stdout.write(json.dumps(generate_row(task, index, args.split), ensure_ascii=False) + "\n")
+        return 0
+    target = _output_file(args.out, args.overwrite)
+    # Write beside the target and rename on success: an existing file is never truncated, and an
+    # interrupted run leaves nothing behind.
+    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
-        for index in _progress(range(args.start, stop), f"generating {args.config}", enabled=bool(args.out)):
-            out.write(json.dumps(generate_row(task, index, args.split), ensure_ascii=False) + "\n")
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            for index in _progress(indices, f"generating {args.config}", enabled=True):
+                out.write(json.dumps(generate_row(task, index, args.split), ensure_ascii=False) + "\n")
+        os.replace(temporary, target)
     finally:
-        if args.out:
-            out.close()
+        Path(temporary).unlink(missing_ok=True)
     return 0
+
+
+def _output_file(path: str, overwrite: bool) -> Path:
+    """``--out`` as a file path that may be written: one clear line for every way it cannot."""
+    if not path.strip():
+        raise CliError("--out: '' is not allowed; allowed: a file path")
+    target = Path(path)
+    if target.is_dir():
+        raise CliError(f"--out: {path!r} is a folder; allowed: a file path")
+    parent = target.parent if str(target.parent) else Path(".")
+    if not parent.is_dir():
+        raise CliError(f"--out: {str(parent)!r} is not an existing folder; allowed: a file in an existing folder")
+    if not os.access(parent, os.W_OK):
+        raise CliError(f"--out: {str(parent)!r} is not writable; allowed: a file in a writable folder")
+    if target.exists() and not overwrite:
+        raise CliError(f"--out: {path!r} already exists; allowed: a new file, or --overwrite to replace it")
+    return target
 
 
 def _progress(items, desc: str, enabled: bool):
@@ -104,8 +133,8 @@ def _progress(items, desc: str, enabled: bool):
 def cmd_materialize(args: argparse.Namespace) -> int:
     from .hub.build import materialize
 
-    out = materialize(args.config, Path(args.out), num_proc=args.num_proc, overrides=_parse_sets(args.set),
-                      seed=args.seed, limit=args.limit, progress=not args.quiet)
+    out = materialize(args.config, args.out, num_proc=args.num_proc, overrides=_parse_sets(args.set),
+                      seed=args.seed, limit=args.limit, progress=not args.quiet, overwrite=args.overwrite)
     print(f"wrote {out}")
     return 0
 
@@ -196,13 +225,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--n", type=_positive, default=3, help="how many instances (default 3)")
     p.add_argument("--start", type=_non_negative, default=0, help="first index (default 0)")
     p.add_argument("--split", default="test", help="test | validation | train (default test)")
-    p.add_argument("--out", help="write to this file instead of standard output")
+    p.add_argument("--out", help="write to this file instead of standard output (atomically)")
+    p.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
     add_generation_options(p)
     p.set_defaults(func=cmd_generate)
 
     p = sub.add_parser("materialize", help="write a Hub-ready folder of Parquet files + dataset card")
     p.add_argument("--config", required=True, action="append", help="config name (repeatable)")
-    p.add_argument("--out", required=True, help="output folder (created; written atomically)")
+    p.add_argument("--out", required=True, help="output folder (created; written atomically; other files kept)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace a README.md or config folder in --out that lurch did not write")
     p.add_argument("--num-proc", type=_positive, default=1, help="worker processes (output bytes do not change)")
     p.add_argument("--limit", type=_positive, default=None, help="only the first N instances of each config")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -241,15 +273,35 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_interrupted = False
+
+
+def _on_sigint(signum: int, frame: object) -> None:
+    # Remember the Ctrl-C: libraries (e.g. a process pool shutting down) may turn the KeyboardInterrupt into
+    # another exception on its way up, and the user must still see one line and exit code 130.
+    global _interrupted
+    _interrupted = True
+    raise KeyboardInterrupt
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
+    if argv and argv[0] != "eval":
+        try:
+            signal.signal(signal.SIGINT, _on_sigint)
+        except ValueError:  # not the main thread (embedded use): keep the default handler
+            pass
     try:
         if argv and argv[0] == "eval":
             return cmd_eval(argparse.Namespace(), argv[1:])
         args = parser.parse_args(argv)
         return args.func(args)
-    except (ValueError, FileNotFoundError, FileExistsError) as err:
+    except (ValueError, FileNotFoundError, FileExistsError, PermissionError, IsADirectoryError,
+            NotADirectoryError) as err:
+        if _interrupted:
+            print("lurch: interrupted", file=sys.stderr)
+            return 130
         # ConfigError and CliError are ValueErrors: one clear line, no traceback.
         print(f"lurch: error: {err}", file=sys.stderr)
         return EXIT_USAGE
@@ -260,6 +312,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("lurch: interrupted", file=sys.stderr)
         return 130
+    except Exception:
+        if _interrupted:
+            print("lurch: interrupted", file=sys.stderr)
+            return 130
+        raise
 
 
 if __name__ == "__main__":

@@ -115,7 +115,7 @@ def test_plan_chunks_respects_row_and_byte_limits() -> None:
 
 
 def test_folder_layout_and_card(built: Path) -> None:
-    assert sorted(p.name for p in built.iterdir()) == ["README.md", CONFIG]
+    assert sorted(p.name for p in built.iterdir()) == ["README.md", CONFIG, "lurch-manifest.json"]
     names = sorted(p.name for p in (built / CONFIG).iterdir())
     assert names == [f"test-0000{k}-of-00003.parquet" for k in range(3)]
     header = front_matter(built / "README.md")
@@ -240,7 +240,7 @@ def test_writes_are_atomic_and_keep_other_configs(built: Path, tmp_path: Path, m
 
 def test_push_dry_run_lists_files_without_network(built: Path, no_network: None) -> None:
     files = push(built, "lurch-org/find-the-origin", dry_run=True)
-    assert files == ["README.md"] + [f"{CONFIG}/test-0000{k}-of-00003.parquet" for k in range(3)]
+    assert files == ["README.md", "lurch-manifest.json"] + [f"{CONFIG}/test-0000{k}-of-00003.parquet" for k in range(3)]
 
 
 def test_push_creates_repo_and_uploads_listed_files(

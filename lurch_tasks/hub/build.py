@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -21,6 +22,7 @@ from ..core.instance import content_hash
 from ..core.registry import Task
 from ..core.rng import canonical_json
 from ..core.shortcuts import audit_rows, lines_to_json, spread_indices
+from ..core.workers import mortal_children
 from ..dataset_builders._builder import SPLIT, builder_class, check_limit, num_rows, resolved_task
 from .card import render_card
 from .layout import (
@@ -37,6 +39,20 @@ from .layout import (
     plan_chunks,
     read_summary,
     shard_file_name,
+)
+from .manifest import (
+    CARD_NAME,
+    JOURNAL_NAME,
+    MANIFEST_NAME,
+    STAGING_MARKER,
+    build_manifest,
+    config_entry,
+    owned_card,
+    owned_config,
+    process_alive,
+    read_json,
+    read_manifest,
+    write_json_atomic,
 )
 
 AUDIT_ROWS = 240  # rows the card's shortcut audit reads (evenly spaced)
@@ -155,7 +171,7 @@ def _shortcut_audit(task: Task, table: pa.Table) -> dict[str, Any]:
     return {"rows": result.rows, "passed": result.passed, "lines": lines_to_json(result.lines)}
 
 
-def _check_materialize_args(config_names: object, out_dir: Path, num_proc: object) -> list[str]:
+def _check_materialize_args(config_names: object, out_dir: object, num_proc: object) -> list[str]:
     names = [config_names] if isinstance(config_names, str) else list(config_names)  # type: ignore[call-overload]
     if not names or not all(isinstance(n, str) for n in names):
         raise ValueError(f"config_names: {config_names!r} is not allowed; allowed: a non-empty list of config names")
@@ -164,9 +180,75 @@ def _check_materialize_args(config_names: object, out_dir: Path, num_proc: objec
         raise ValueError(f"config_names: {duplicates[0]!r} is given twice; allowed: each config once")
     if not (isinstance(num_proc, int) and not isinstance(num_proc, bool) and num_proc >= 1):
         raise ValueError(f"num_proc: {num_proc!r} is not allowed; allowed: a positive integer")
-    if out_dir.exists() and not out_dir.is_dir():
-        raise ValueError(f"out_dir: {str(out_dir)!r} is a file; allowed: a folder (created if missing)")
+    if not str(out_dir).strip():
+        raise ValueError("out: '' is not allowed; allowed: a folder path (created if missing)")
+    out = Path(out_dir)  # type: ignore[arg-type]
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"out: {str(out)!r} is a file; allowed: a folder (created if missing)")
+    for parent in out.parents:
+        if parent.exists() and not parent.is_dir():
+            raise ValueError(f"out: {str(parent)!r} is a file, so {str(out)!r} cannot be a folder; allowed: a path "
+                             "whose parents are folders")
     return names
+
+
+def check_ownership(out_dir: Path, names: Sequence[str], overwrite: bool) -> None:
+    """Refuse (one line) to replace a card or config folder that an earlier run did not write, unless
+    ``overwrite``. Everything else in ``out_dir`` is left alone in any case."""
+    if not out_dir.is_dir():
+        return
+    manifest = read_manifest(out_dir)
+    conflicts = [f"{name}/" for name in names if (out_dir / name).exists() and not owned_config(out_dir, name,
+                                                                                              manifest)]
+    if (out_dir / CARD_NAME).exists() and not owned_card(out_dir, manifest):
+        conflicts.insert(0, CARD_NAME)
+    if conflicts and not overwrite:
+        raise FileExistsError(f"out: {str(out_dir)!r} already holds {', '.join(conflicts)} that lurch did not write "
+                              "(or that changed since); allowed: another folder, or --overwrite to replace them")
+
+
+def _kept_configs(out_dir: Path, names: Sequence[str]) -> list[Path]:
+    """Config folders of an earlier run that this run keeps (and lists on the regenerated card)."""
+    if not out_dir.is_dir():
+        return []
+    manifest = read_manifest(out_dir) or {"configs": {}}
+    return [d for d in config_dirs(out_dir) if d.name not in names and d.name in manifest["configs"]]
+
+
+def remove_stale_staging(out_dir: Path) -> list[Path]:
+    """Staging folders of runs into ``out_dir`` that were killed (owner process gone, no journal needs them)."""
+    if not out_dir.parent.is_dir():
+        return []
+    journal = read_json(out_dir / JOURNAL_NAME, "journal") if out_dir.is_dir() else None
+    needed = {journal.get("staging")} if isinstance(journal, dict) else set()
+    removed = []
+    for candidate in sorted(out_dir.parent.glob(f".{out_dir.name}.tmp-*")):
+        marker = candidate / STAGING_MARKER
+        if not candidate.is_dir() or not marker.is_file() or str(candidate) in needed:
+            continue
+        try:
+            pid = int(marker.read_text(encoding="ascii").strip())
+        except (OSError, ValueError):
+            continue
+        if not process_alive(pid):
+            shutil.rmtree(candidate, ignore_errors=True)
+            removed.append(candidate)
+    return removed
+
+
+def recover_interrupted(out_dir: Path) -> list[str]:
+    """Finish a replacement that a killed run left half-done (its journal is still there); returns the
+    configs it completed."""
+    journal = read_json(out_dir / JOURNAL_NAME, "journal") if out_dir.is_dir() else None
+    if journal is None:
+        return []
+    staging = Path(journal.get("staging", ""))
+    if not (staging / "build").is_dir():
+        raise ValueError(f"out: {str(out_dir)!r} was left half-replaced by an interrupted run whose staging folder "
+                         f"{str(staging)!r} is gone; allowed: re-run with --overwrite")
+    _complete_moves(out_dir, journal)
+    shutil.rmtree(staging, ignore_errors=True)
+    return list(journal["names"])
 
 
 def materialize(
@@ -179,30 +261,37 @@ def materialize(
     limit: int | None = None,
     progress: bool = True,
     max_rows_per_file: int = MAX_ROWS_PER_FILE,
+    overwrite: bool = False,
 ) -> Path:
-    """Write ``out_dir/<config>/test-*.parquet`` for every config, plus ``out_dir/README.md``.
+    """Write ``out_dir/<config>/test-*.parquet`` for every config, ``out_dir/README.md`` and the manifest.
 
     The bytes depend only on (configs, overrides, seed, limit) and the package/pyarrow versions -- not on
-    ``num_proc``, the process or the hash seed. Everything is built in a temporary folder next to
-    ``out_dir`` and renamed into place: each config folder is replaced whole, configs already in
-    ``out_dir`` that are not rebuilt are kept, and the card is regenerated to list all of them.
+    ``num_proc``, the process or the hash seed. Everything is built in a staging folder next to
+    ``out_dir``. A new ``out_dir`` appears with one rename; in an existing one, each rebuilt config and the
+    card are renamed into place under a journal, so a killed run is completed by the next one. Configs of
+    earlier runs that are not rebuilt are kept and listed on the new card; files lurch did not write are
+    never replaced (unless ``overwrite``) nor deleted.
     """
-    out_dir = Path(out_dir)
     names = _check_materialize_args(config_names, out_dir, num_proc)
+    out_dir = Path(out_dir)
     check_limit(limit)
     if not isinstance(max_rows_per_file, int) or max_rows_per_file < 1:
         raise ValueError(f"max_rows_per_file: {max_rows_per_file!r} is not allowed; allowed: a positive integer")
     for name in names:  # fail fast: unknown configs, bad overrides/seed, missing builders
         builder_class(resolved_task(name, overrides, seed).family)
-    kept = [d for d in config_dirs(out_dir) if d.name not in names] if out_dir.is_dir() else []
-    kept_summaries = [read_summary(d) for d in kept]  # foreign Parquet folders fail here, before any work
+    remove_stale_staging(out_dir)
+    recover_interrupted(out_dir)
+    check_ownership(out_dir, names, overwrite)
+    kept = _kept_configs(out_dir, names)
+    kept_summaries = [read_summary(d) for d in kept]  # damaged earlier output fails here, before any work
 
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=out_dir.parent))
+    (staging / STAGING_MARKER).write_text(str(os.getpid()), encoding="ascii")
     try:
         build = staging / "build"
         build.mkdir()
-        with _progress_bars(progress):
+        with _progress_bars(progress), mortal_children():
             for name in names:
                 _build_config(
                     name,
@@ -215,23 +304,52 @@ def materialize(
                     max_rows_per_file=max_rows_per_file,
                 )
         summaries = [read_summary(build / name) for name in names] + kept_summaries
-        (build / "README.md").write_text(render_card(summaries), encoding="utf-8", newline="\n")
-        _move_into_place(build, out_dir, names, staging / "trash")
+        (build / CARD_NAME).write_text(render_card(summaries), encoding="utf-8", newline="\n")
+        entries = {name: config_entry(build, name, read_summary(build / name).meta) for name in names}
+        previous = (read_manifest(out_dir) or {"configs": {}}) if out_dir.is_dir() else {"configs": {}}
+        entries.update({d.name: previous["configs"][d.name] for d in kept})
+        write_json_atomic(build / MANIFEST_NAME, build_manifest(build, entries, f"lurch-tasks {__version__}"))
+        with _signals_blocked():  # a Ctrl-C waits for the renames, so they finish or (if killed) resume
+            _move_into_place(build, out_dir, names, staging)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return out_dir
 
 
-def _move_into_place(build: Path, out_dir: Path, names: Sequence[str], trash: Path) -> None:
-    """Rename the built folder (or, when ``out_dir`` exists, each built config and the card) into place."""
+@contextmanager
+def _signals_blocked() -> Iterator[None]:
+    blocked = {signal.SIGINT, signal.SIGTERM}
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _move_into_place(build: Path, out_dir: Path, names: Sequence[str], staging: Path) -> None:
+    """Rename the built folder into place (new ``out_dir``: one atomic rename), or replace each built config,
+    the card and the manifest under a journal that a later run uses to finish the job if this one dies."""
     if not out_dir.exists():
         os.replace(build, out_dir)
         return
-    trash.mkdir()
-    for name in names:
+    journal = {"staging": str(staging), "names": list(names)}
+    write_json_atomic(out_dir / JOURNAL_NAME, journal)
+    _complete_moves(out_dir, journal)
+
+
+def _complete_moves(out_dir: Path, journal: dict[str, Any]) -> None:
+    """Idempotent: every step checks what is already done, so a resumed run picks up where one stopped."""
+    staging = Path(journal["staging"])
+    build, trash = staging / "build", staging / "trash"
+    trash.mkdir(exist_ok=True)
+    for name in journal["names"]:
+        if not (build / name).exists():
+            continue  # already moved
         target = out_dir / name
         if target.exists():
             os.replace(target, trash / name)
         os.replace(build / name, target)
-    os.replace(build / "README.md", out_dir / "README.md")
-
+    for file_name in (CARD_NAME, MANIFEST_NAME):  # the manifest last: it vouches for what is in place
+        if (build / file_name).exists():
+            os.replace(build / file_name, out_dir / file_name)
+    (out_dir / JOURNAL_NAME).unlink(missing_ok=True)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from .. import __version__
 from .card import card_configs
+from .manifest import MANIFEST_NAME
 
 _PART = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
 
@@ -38,7 +39,7 @@ def hub_files(folder: Path) -> list[str]:
     folder = Path(folder)
     if not folder.is_dir():
         raise ValueError(f"folder: {str(folder)!r} does not exist; allowed: a folder written by `lurch materialize`")
-    files = ["README.md"]
+    files = ["README.md"] + ([MANIFEST_NAME] if (folder / MANIFEST_NAME).is_file() else [])
     for name, patterns in card_configs(folder).items():
         matched = sorted({p.relative_to(folder).as_posix() for pattern in patterns for p in folder.glob(pattern)})
         if not matched:

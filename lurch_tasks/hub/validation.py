@@ -12,6 +12,7 @@ from ..core.registry import get_family
 from ..dataset_builders._builder import SPLIT
 from .card import card_configs
 from .layout import HASH_BATCH_ROWS, config_dirs, config_files, file_meta, fingerprint
+from .manifest import JOURNAL_NAME
 
 MAX_REPORTED_PROBLEMS = 100
 
@@ -36,6 +37,9 @@ def validate_folder(folder: Path, *, progress: bool = True) -> dict[str, dict[st
         listed, card_problem = set(), str(error)
     else:
         card_problem = ""
+    if (folder / JOURNAL_NAME).exists():
+        card_problem = (f"folder: an interrupted `lurch materialize` left {JOURNAL_NAME}: the replacement is "
+                        "unfinished; re-run `lurch materialize` into this folder to complete it")
     total = sum(pq.read_metadata(path).num_rows for d in dirs for path in config_files(d))
     summary: dict[str, dict[str, Any]] = {}
     with tqdm(total=total, desc="validating", unit="row", disable=not progress) as bar:
