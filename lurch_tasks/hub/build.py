@@ -37,6 +37,7 @@ from .layout import (
     config_dirs,
     fingerprint,
     plan_chunks,
+    progress_bars,
     read_summary,
     shard_file_name,
 )
@@ -58,19 +59,6 @@ from .manifest import (
 AUDIT_ROWS = 240  # rows the card's shortcut audit reads (evenly spaced)
 
 # ---------------------------------------------------------------- materialize
-
-
-@contextmanager
-def _progress_bars(enabled: bool) -> Iterator[None]:
-    """Turn datasets' (tqdm) progress bars on or off for the block, restoring the previous state."""
-    before = datasets.is_progress_bar_enabled()
-    try:
-        if enabled != before:
-            (datasets.enable_progress_bars if enabled else datasets.disable_progress_bars)()
-        yield
-    finally:
-        if datasets.is_progress_bar_enabled() != before:
-            (datasets.enable_progress_bars if before else datasets.disable_progress_bars)()
 
 
 def _row_stats(table: pa.Table) -> tuple[list[str], list[int]]:
@@ -291,7 +279,7 @@ def materialize(
     try:
         build = staging / "build"
         build.mkdir()
-        with _progress_bars(progress), mortal_children():
+        with progress_bars(progress), mortal_children():
             for name in names:
                 _build_config(
                     name,

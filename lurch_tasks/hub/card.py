@@ -300,25 +300,37 @@ def _citation_section(families: Sequence[str]) -> list[str]:
 
 
 
-def card_configs(folder: Path) -> dict[str, list[str]]:
-    """``config_name -> data_files patterns`` from the README's YAML header."""
+def card_header(folder: Path) -> dict[str, Any]:
+    """The YAML header of ``folder/README.md``; a one-line ValueError naming the file when it is missing,
+    unreadable or not a lurch card."""
     readme = folder / "README.md"
     if not readme.is_file():
         raise ValueError(f"folder: {str(folder)!r} has no README.md; allowed: a folder written by `lurch materialize`")
-    text = readme.read_text(encoding="utf-8")
-    header: Any = None
-    if text.startswith("---\n") and "\n---\n" in text[3:]:
-        header = yaml.safe_load(text[4 : text.index("\n---\n", 3)])
-    configs = header.get("configs") if isinstance(header, dict) else None
-    if not configs:
-        raise ValueError(
-            f"README.md: no `configs:` in the YAML header of {str(readme)!r}; allowed: a card written by "
-            "`lurch materialize`"
-        )
+    try:
+        text = readme.read_text(encoding="utf-8")
+        header: Any = None
+        if text.startswith("---\n") and "\n---\n" in text[3:]:
+            header = yaml.safe_load(text[4 : text.index("\n---\n", 3)])
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+        reason = " ".join(str(error).split())[:160]
+        raise ValueError(f"README.md: the YAML header of {str(readme)!r} does not parse ({reason}); allowed: a "
+                         "card written by `lurch materialize`") from None
+    if not isinstance(header, dict) or not isinstance(header.get("configs"), list) or not header["configs"]:
+        raise ValueError(f"README.md: no `configs:` in the YAML header of {str(readme)!r}; allowed: a card written "
+                         "by `lurch materialize`")
+    return header
+
+
+def card_configs(folder: Path) -> dict[str, list[str]]:
+    """``config_name -> data_files patterns`` from the README's YAML header."""
     result: dict[str, list[str]] = {}
-    for entry in configs:
+    for entry in card_header(folder)["configs"]:
+        if not isinstance(entry, dict) or not isinstance(entry.get("config_name"), str):
+            raise ValueError(f"README.md: a `configs:` entry of {str(folder / 'README.md')!r} has no config_name; "
+                             "allowed: a card written by `lurch materialize`")
         files = entry.get("data_files") or []
-        patterns = [files] if isinstance(files, str) else [f if isinstance(f, str) else f["path"] for f in files]
+        patterns = [files] if isinstance(files, str) else [
+            f if isinstance(f, str) else str(f.get("path", "")) if isinstance(f, dict) else "" for f in files]
         result[entry["config_name"]] = patterns
     return result
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -165,3 +166,15 @@ def read_summary(config_dir: Path) -> ConfigSummary:
 def summarize_folder(folder: Path) -> list[ConfigSummary]:
     return [read_summary(config_dir) for config_dir in config_dirs(folder)]
 
+
+@contextmanager
+def progress_bars(enabled: bool) -> Iterator[None]:
+    """Turn datasets' (tqdm) progress bars on or off for the block, restoring the previous state."""
+    before = datasets.is_progress_bar_enabled()
+    try:
+        if enabled != before:
+            (datasets.enable_progress_bars if enabled else datasets.disable_progress_bars)()
+        yield
+    finally:
+        if datasets.is_progress_bar_enabled() != before:
+            (datasets.enable_progress_bars if before else datasets.disable_progress_bars)()

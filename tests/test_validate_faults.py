@@ -1,0 +1,262 @@
+"""Fault injection: `lurch validate` must catch every fault that changes answers or breaks loading, even when
+the faulty folder is otherwise self-consistent (footer count and fingerprint, manifest and card recomputed,
+as a buggy generator or a careful hand edit would leave them)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from lurch_tasks.core.instance import content_hash
+from lurch_tasks.core.rng import canonical_json
+from lurch_tasks.hub import build as hub_build
+from lurch_tasks.hub import layout as hub_layout
+from lurch_tasks.hub import materialize, render_card, summarize_folder, validate_folder
+from lurch_tasks.hub.manifest import (
+    CARD_NAME,
+    JOURNAL_NAME,
+    MANIFEST_NAME,
+    build_manifest,
+    config_entry,
+    write_json_atomic,
+)
+
+ORIGIN, GRAPH = "find_the_origin", "memory_drift_edge"
+ORIGIN_SMALL = {"context_tokens": [256, 512], "num_samples": 1, "d_values": [-5, 5, 9]}
+GRAPH_SMALL = {"context_tokens": [2048], "connections": [1, 3], "num_samples": 2}
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("pristine") / "data"
+    materialize([ORIGIN], folder, overrides=ORIGIN_SMALL, progress=False, max_rows_per_file=4)
+    materialize([GRAPH], folder, overrides=GRAPH_SMALL, progress=False)
+    assert _problems(validate_folder(folder, progress=False)) == []
+    return folder
+
+
+def _problems(summary: dict) -> list[str]:
+    return [problem for entry in summary.values() for problem in entry["problems"]]
+
+
+# ---------------------------------------------------------------- making a faulty folder self-consistent
+
+
+def _rows(folder: Path, config: str) -> list[dict]:
+    return [row for path in hub_layout.config_files(folder / config) for row in pq.read_table(path).to_pylist()]
+
+
+def _rewrite_rows(folder: Path, config: str, rows: list[dict]) -> None:
+    """Write ``rows`` as the config's Parquet files with a recomputed count and fingerprint, as the writer
+    would, then recompute the card and the manifest so only the content is wrong."""
+    config_dir = folder / config
+    files = hub_layout.config_files(config_dir)
+    meta, features = hub_layout.file_meta(files[0])
+    table = pq.read_table(files[0]).schema.empty_table().from_pylist(rows, schema=pq.read_schema(files[0]))
+    hashes = [content_hash(row) for row in rows]
+    meta = {**meta, "num_examples": len(rows), "fingerprint": hub_layout.fingerprint(hashes)}
+    shutil.rmtree(config_dir)
+    sizes = [len(canonical_json(row)) for row in rows]
+    hub_build._write_config(table, features, meta, sizes, config_dir, 4 if config == ORIGIN else 100_000)
+    _recompute_card_and_manifest(folder)
+
+
+def _recompute_card_and_manifest(folder: Path, card: bool = True) -> None:
+    if card:
+        (folder / CARD_NAME).write_text(render_card(summarize_folder(folder)), encoding="utf-8")
+    _recompute_manifest(folder)
+
+
+def _recompute_manifest(folder: Path) -> None:
+    entries = {s.name: config_entry(folder, s.name, s.meta) for s in summarize_folder(folder)}
+    write_json_atomic(folder / MANIFEST_NAME, build_manifest(folder, entries, "test"))
+
+
+def _row_fault(config: str, mutate: Callable[[list[dict]], None]) -> Callable[[Path], None]:
+    def inject(folder: Path) -> None:
+        rows = _rows(folder, config)
+        mutate(rows)
+        _rewrite_rows(folder, config, rows)
+    return inject
+
+
+def _set(index: int, field: str, value: object):
+    def mutate(rows: list[dict]) -> None:
+        rows[index][field] = value(rows[index][field]) if callable(value) else value
+    return mutate
+
+
+def _difficulty(index: int, key: str, change: Callable):
+    def mutate(rows: list[dict]) -> None:
+        rows[index]["difficulty"][key] = change(rows[index]["difficulty"][key])
+    return mutate
+
+
+def _evidence(index: int, key: str, delta: int):
+    def mutate(rows: list[dict]) -> None:
+        rows[index]["evidence"][0][key] += delta
+    return mutate
+
+
+def _params(index: int, change: Callable[[dict], None]):
+    def mutate(rows: list[dict]) -> None:
+        params = json.loads(rows[index]["params"])
+        change(params)
+        rows[index]["params"] = json.dumps(params)
+    return mutate
+
+
+def _swap_word(text: str) -> str:
+    words = text.split(" ")
+    words[3], words[4] = words[4], words[3]
+    return " ".join(words)
+
+
+ROW_FAULTS: dict[str, Callable[[Path], None]] = {
+    "answer_items": _row_fault(ORIGIN, _set(1, "answer_items", ["misfired"])),
+    "answer_text": _row_fault(ORIGIN, _set(1, "answer_text", "misfired")),
+    "answer": _row_fault(ORIGIN, _set(1, "answer", json.dumps("misfired"))),
+    "evidence token_start": _row_fault(ORIGIN, _evidence(1, "token_start", 1)),
+    "evidence token_end": _row_fault(GRAPH, _evidence(1, "token_end", -1)),
+    "evidence char start": _row_fault(ORIGIN, _evidence(2, "start", 1)),
+    "context_tokens": _row_fault(ORIGIN, _difficulty(1, "context_tokens", lambda v: v + 1)),
+    "evidence_scope": _row_fault(ORIGIN, _difficulty(1, "evidence_scope", lambda v: v * 1.01)),
+    "evidence_dispersion": _row_fault(GRAPH, _difficulty(2, "evidence_dispersion", lambda v: v * 0.99)),
+    "reasoning_depth": _row_fault(GRAPH, _difficulty(2, "reasoning_depth", lambda v: v + 1)),
+    "d": _row_fault(ORIGIN, _difficulty(1, "d", lambda v: -v)),
+    "separation_tokens (origin)": _row_fault(ORIGIN, _difficulty(1, "separation_tokens", lambda v: v + 1)),
+    "separation_tokens (graph)": _row_fault(GRAPH, _difficulty(0, "separation_tokens", lambda v: v + 1)),
+    "connections": _row_fault(GRAPH, _difficulty(1, "connections", lambda v: v + 2)),
+    "target_position": _row_fault(ORIGIN, _difficulty(0, "target_position", lambda v: round(v, 3))),
+    "family_version": _row_fault(ORIGIN, _set(0, "family_version", "9.9.9")),
+    "id": _row_fault(ORIGIN, _set(1, "id", "find_the_origin/find_the_origin/test/99")),
+    "seed": _row_fault(ORIGIN, _set(1, "seed", 7)),
+    "config_hash": _row_fault(ORIGIN, _set(1, "config_hash", "0" * 64)),
+    "source_hash": _row_fault(GRAPH, _set(1, "source_hash", "f" * 64)),
+    "pair_key": _row_fault(GRAPH, _set(1, "pair_key", "graph_reconstruction/0000000000000000/0/test/1")),
+    "question": _row_fault(ORIGIN, _set(1, "question", lambda q: q.replace("origin", "start"))),
+    "prompt": _row_fault(GRAPH, _set(0, "prompt", lambda p: p.replace("profiles", "records", 1))),
+    "context (words swapped)": _row_fault(GRAPH, _set(0, "context", _swap_word)),
+    "options": _row_fault(ORIGIN, _set(0, "options", ["a", "b"])),
+    "reasoning_graph": _row_fault(ORIGIN, _set(0, "reasoning_graph",
+                                              lambda g: {**g, "nodes": g["nodes"][:-1] + [dict(g["nodes"][-1],
+                                                                                               text="x")]})),
+    "params (graph decoys)": _row_fault(GRAPH, _params(0, lambda p: p.update(decoy_mode="near_miss"))),
+    "params (origin target rows)": _row_fault(ORIGIN, _params(0, lambda p: p.update(sample=3))),
+    "deleted last row": _row_fault(ORIGIN, lambda rows: rows.pop()),
+    "deleted first row": _row_fault(GRAPH, lambda rows: rows.pop(0)),
+    "swapped rows": _row_fault(ORIGIN, lambda rows: rows.insert(0, rows.pop(1))),
+    "duplicated row": _row_fault(GRAPH, lambda rows: rows.append(copy.deepcopy(rows[-1]))),
+    "row of another config": _row_fault(ORIGIN, _set(2, "config_name", "find_the_origin_random")),
+    "answer_format": _row_fault(ORIGIN, _set(0, "answer_format", "free_form")),
+    "split": _row_fault(GRAPH, _set(0, "split", "train")),
+    "index": _row_fault(ORIGIN, _set(3, "index", 30)),
+}
+
+
+def _delete_files(folder: Path) -> None:
+    for path in hub_layout.config_files(folder / GRAPH):
+        path.unlink()
+
+
+def _zero_byte(folder: Path) -> None:
+    hub_layout.config_files(folder / ORIGIN)[1].write_bytes(b"")
+
+
+def _corrupt(folder: Path) -> None:
+    path = hub_layout.config_files(folder / ORIGIN)[0]
+    data = bytearray(path.read_bytes())
+    for k in range(len(data) // 3, len(data) // 3 + 64):
+        data[k] ^= 0x5A
+    path.write_bytes(bytes(data))
+
+
+def _truncated(folder: Path) -> None:
+    path = hub_layout.config_files(folder / GRAPH)[0]
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+STRUCTURE_FAULTS: dict[str, Callable[[Path], None]] = {
+    "config folder deleted": lambda f: shutil.rmtree(f / GRAPH),
+    "config Parquet files deleted": _delete_files,
+    "one Parquet file deleted": lambda f: hub_layout.config_files(f / ORIGIN)[-1].unlink(),
+    "zero-byte Parquet": _zero_byte,
+    "corrupt Parquet bytes": _corrupt,
+    "truncated Parquet": _truncated,
+    "extra file in a config": lambda f: (f / ORIGIN / "notes.txt").write_text("x"),
+    "manifest deleted": lambda f: (f / MANIFEST_NAME).unlink(),
+    "manifest not JSON": lambda f: (f / MANIFEST_NAME).write_text("{oops"),
+    "unfinished replacement": lambda f: (f / JOURNAL_NAME).write_text("{}"),
+}
+
+
+def _edit_card(edit: Callable[[str], str], recompute_manifest: bool = True) -> Callable[[Path], None]:
+    def inject(folder: Path) -> None:
+        card = folder / CARD_NAME
+        text = card.read_text(encoding="utf-8")
+        edited = edit(text)
+        assert edited != text, "the card fault changed nothing"
+        card.write_text(edited, encoding="utf-8")
+        if recompute_manifest:  # the card's own checksum no longer helps: semantics must catch it
+            _recompute_manifest(folder)
+    return inject
+
+
+CARD_FAULTS: dict[str, Callable[[Path], None]] = {
+    "num_examples": _edit_card(lambda t: re.sub(r"num_examples: (\d+)", lambda m: f"num_examples: {int(m[1]) + 1}",
+                                                t, count=1)),
+    "data_files": _edit_card(lambda t: t.replace(f"path: {ORIGIN}/test-*.parquet", f"path: {ORIGIN}/train-*.parquet")),
+    "ghost config": _edit_card(lambda t: t.replace("configs:\n", "configs:\n- config_name: ghost\n  data_files:\n"
+                                                   "  - split: test\n    path: ghost/test-*.parquet\n", 1)),
+    "feature dtype": _edit_card(lambda t: t.replace("- name: index\n    dtype: int64",
+                                                    "- name: index\n    dtype: int32", 1)),
+    "broken YAML header": _edit_card(lambda t: t.replace("configs:\n", "configs: [\n", 1)),
+    "config dropped from configs": _edit_card(lambda t: re.sub(rf"- config_name: {GRAPH}\n  data_files:\n  - split: "
+                                                               rf"test\n    path: {GRAPH}/test-\*\.parquet\n", "", t,
+                                                               count=1)),
+    "dataset_info dropped": _edit_card(lambda t: t.replace(f"- config_name: {ORIGIN}\n  features:",
+                                                           "- config_name: other\n  features:", 1)),
+    "README deleted": lambda f: (f / CARD_NAME).unlink(),
+    "card body edited": _edit_card(lambda t: t.replace("## Fields", "## Fields (edited)"), recompute_manifest=False),
+}
+
+ALL_FAULTS = {**{f"row: {k}": v for k, v in ROW_FAULTS.items()},
+              **{f"structure: {k}": v for k, v in STRUCTURE_FAULTS.items()},
+              **{f"card: {k}": v for k, v in CARD_FAULTS.items()}}
+
+
+@pytest.mark.slow
+def test_every_injected_fault_is_detected(pristine, tmp_path):
+    missed, one_liners = [], []
+    for name, inject in ALL_FAULTS.items():
+        folder = tmp_path / re.sub(r"\W+", "_", name)
+        shutil.copytree(pristine, folder)
+        inject(folder)
+        try:
+            problems = _problems(validate_folder(folder, progress=False))
+        except ValueError as error:  # a folder too broken to read is reported as one line
+            problems = [str(error)]
+            one_liners.append(name)
+        if not problems:
+            missed.append(name)
+        assert all("\n" not in p for p in problems), (name, problems)
+        shutil.rmtree(folder)
+    detected = len(ALL_FAULTS) - len(missed)
+    print(f"\nfault injection: {detected}/{len(ALL_FAULTS)} detected ({len(ROW_FAULTS)} row, "
+          f"{len(STRUCTURE_FAULTS)} structural, {len(CARD_FAULTS)} card faults)")
+    assert missed == [], f"missed {len(missed)} of {len(ALL_FAULTS)}: {missed}"
+    assert len(ROW_FAULTS) >= 36 and len(ALL_FAULTS) >= 50
+
+
+def test_the_recomputing_helpers_leave_a_good_folder_good(pristine, tmp_path):
+    folder = tmp_path / "copy"
+    shutil.copytree(pristine, folder)
+    _rewrite_rows(folder, ORIGIN, _rows(folder, ORIGIN))  # the same rows, rewritten and re-vouched
+    assert _problems(validate_folder(folder, progress=False)) == []
