@@ -10,7 +10,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from . import __version__
 
@@ -202,14 +202,21 @@ def cmd_eval(args: argparse.Namespace, passthrough: list[str]) -> int:
     return run_lm_eval(passthrough)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: ``lurch: error: ...`` and a pointer to --help, exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"lurch: error: {message} (see `{self.prog} --help`)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="lurch",
         description="Deterministic synthetic long-context reasoning benchmarks: generate, materialize as "
         "Hugging Face datasets, push, validate, and evaluate through lm-evaluation-harness.",
     )
     parser.add_argument("--version", action="version", version=f"lurch-tasks {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=_Parser)
 
     p = sub.add_parser("list", help="registered configs (tasks) with their knobs")
     p.add_argument("--json", action="store_true", help="machine-readable output")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import os
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import accumulate
@@ -67,7 +68,16 @@ class HFTokenCounter:
                 f"tokenizer: {name!r} needs the 'hf' extra (pip install 'lurch-tasks[hf]')"
             ) from err
         self.name = name
-        self._tok = AutoTokenizer.from_pretrained(name)
+        # Never download at run time: a hub id works only when it is already in the local cache.
+        try:
+            self._tok = AutoTokenizer.from_pretrained(name, local_files_only=True)
+        except (OSError, ValueError, TypeError) as err:
+            where = "is not a folder" if not os.path.exists(name) else "holds no tokenizer files"
+            raise ValueError(
+                f"tokenizer: {name!r} {where} and is not in the local Hugging Face cache (nothing is downloaded); "
+                "allowed: cl100k_base, or a local tokenizer folder, e.g. one saved with "
+                "AutoTokenizer.from_pretrained(...).save_pretrained(DIR)"
+            ) from err
 
     def count(self, text: str) -> int:
         return len(self._tok(text, add_special_tokens=False)["input_ids"])

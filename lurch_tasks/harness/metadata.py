@@ -24,6 +24,8 @@ YAML_METADATA_KEYS = ("version", "config_source")  # added by our YAMLs and by l
 # The length axes are mutually exclusive: setting one clears the others.
 LENGTH_AXES = ("context_tokens", "num_lines", "line_growth")
 OUR_MODEL_KEYS = ("seed", "batch_size", "max_length")
+# `lurch eval` adds the chosen model's name under this key, so only that model's arguments pass.
+MODEL_KEY = "lurch_model"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,13 +49,17 @@ def parse_metadata(config_type: type, metadata: Mapping[str, Any]) -> TaskReques
             split = str(value)
         elif key == "dataset_path":
             dataset_path = str(value) if value else None
+        elif key == MODEL_KEY:
+            continue
         elif field in fields:
             overrides[field] = _coerce(field, value)
-        elif key in YAML_METADATA_KEYS or key in model_argument_names():
+        elif key in YAML_METADATA_KEYS or key in _model_keys(metadata.get(MODEL_KEY)):
             continue
         else:
             allowed = sorted(set(ALIASES) | set(HARNESS_KEYS) | fields)
-            raise ConfigError(f"{key}: unknown metadata key (value {value!r}); allowed: {', '.join(allowed)}")
+            model = metadata.get(MODEL_KEY)
+            extra = f" (or an argument of the model {model!r})" if model else " (or an lm-eval model argument)"
+            raise ConfigError(f"{key}: unknown metadata key (value {value!r}); allowed: {', '.join(allowed)}{extra}")
     if "tokenizer" in overrides and overrides["tokenizer"] in ("", None):
         overrides.pop("tokenizer")
     set_axes = [axis for axis in LENGTH_AXES if axis in overrides and axis in fields]
@@ -70,10 +76,12 @@ def parse_metadata(config_type: type, metadata: Mapping[str, Any]) -> TaskReques
 
 
 def _as_int(field: str, value: Any) -> int:
-    try:
+    """An integer, or a string of digits (``key=value`` model args arrive as strings); never a bool or float."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lstrip("+").isdigit():
         return int(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{field}: {value!r} is not allowed; allowed: an integer") from None
+    raise ConfigError(f"{field}: {value!r} is not allowed; allowed: a non-negative integer")
 
 
 def _coerce(field: str, value: Any) -> Any:
@@ -88,6 +96,35 @@ def _coerce(field: str, value: Any) -> Any:
     if isinstance(value, int) and field in LENGTH_AXES and field != "line_growth":
         return (value,)
     return value
+
+
+def _model_keys(model: object) -> frozenset[str]:
+    if isinstance(model, str) and model:
+        return chosen_model_arguments(model)
+    return model_argument_names()
+
+
+@lru_cache(maxsize=16)
+def chosen_model_arguments(model: str) -> frozenset[str]:
+    """Constructor argument names of the lm-eval model registered as ``model`` (its whole class chain)."""
+    import inspect
+
+    try:
+        from lm_eval.api.registry import get_model
+
+        cls = get_model(model)
+    except Exception:  # unknown to the registry (lm-eval reports that itself): be permissive
+        return model_argument_names()
+    names: set[str] = set()
+    for klass in inspect.getmro(cls):
+        init = klass.__dict__.get("__init__")
+        if init is None:
+            continue
+        try:
+            names.update(p for p in inspect.signature(init).parameters if p not in ("self", "args", "kwargs"))
+        except (TypeError, ValueError):
+            continue
+    return frozenset(names)
 
 
 @lru_cache(maxsize=1)

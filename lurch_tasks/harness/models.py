@@ -33,16 +33,28 @@ def guess_prompt(prompt: str, seed: int) -> str:
 class _PromptOnlyLM(LM):
     """Generation-only baseline: log-likelihood requests make no sense for these tasks."""
 
-    def __init__(self, seed: int | str = 1234, **_: object) -> None:
+    def __init__(self, seed: int | str = 1234) -> None:
         super().__init__()
-        self.seed = int(seed)
+        text = str(seed).strip()
+        if isinstance(seed, bool) or not text.lstrip("+").isdigit():
+            raise ValueError(f"model_args: seed={seed!r} is not allowed; allowed: a non-negative integer")
+        self.seed = int(text)
 
     @classmethod
     def create_from_arg_string(cls, arg_string: str, additional_config: dict | None = None):
         from lm_eval.utils import simple_parse_args_string
 
         args = simple_parse_args_string(arg_string) if arg_string else {}
-        return cls(**args)
+        return cls.create_from_arg_obj(args, additional_config)
+
+    @classmethod
+    def create_from_arg_obj(cls, arg_dict: dict, additional_config: dict | None = None):
+        """Only ``seed`` is ours; lm-eval's own settings (batch size, device) mean nothing to a prompt-only
+        solver and are dropped; any other model argument is a typo."""
+        unknown = sorted(set(arg_dict) - {"seed"})
+        if unknown:
+            raise ValueError(f"model_args: {unknown[0]!r} is not an argument of {cls.__name__}; allowed: seed")
+        return cls(**arg_dict)
 
     def answer(self, prompt: str) -> str:
         raise NotImplementedError

@@ -46,9 +46,9 @@ def validate_folder(folder: Path, *, progress: bool = True, load: bool = True) -
     if not folder.is_dir():
         raise ValueError(f"folder: {str(folder)!r} is not a folder; allowed: a folder written by `lurch materialize`")
     dirs = config_dirs(folder)
-    manifest, folder_problems = _structure_problems(folder, dirs)
-    if not dirs and not folder_problems:
+    if not dirs and not (folder / MANIFEST_NAME).exists():
         raise ValueError(f"folder: {str(folder)!r} holds no <config>/{SPLIT}-*.parquet; allowed: a materialized folder")
+    manifest, folder_problems = _structure_problems(folder, dirs)
     per_config: dict[str, list[str]] = {d.name: [] for d in dirs}
     for name, problem in _card_problems(folder, dirs, manifest):
         (per_config.setdefault(name, []) if name else folder_problems).append(problem)

@@ -1,0 +1,128 @@
+"""Bad input ends with one line: `lurch: error: <field>: <value> ... allowed: ...`, exit code != 0, no traceback.
+
+Each case runs the real entry point in-process (an uncaught exception fails the test, which is what a
+traceback would be for a user); the eval cases run lm-eval for real."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lurch_tasks.cli import main
+
+GEN = ["generate", "--config", "find_the_origin", "--n", "1"]
+MAT = ["materialize", "--config", "find_the_origin", "--quiet", "--set", "context_tokens=[256]", "--set",
+       "num_samples=1", "--set", "d_values=[5]"]
+EVAL = ["eval", "--model", "lurch-solver", "--tasks", "find_the_origin", "--limit", "2"]
+
+
+def _cases(tmp: Path) -> dict[str, list[str]]:
+    (tmp / "file").write_text("x", encoding="utf-8")
+    (tmp / "existing.jsonl").write_text("keep\n", encoding="utf-8")
+    (tmp / "user").mkdir()
+    (tmp / "user" / "README.md").write_text("mine\n", encoding="utf-8")
+    (tmp / "empty").mkdir()
+    return {
+        # generate
+        "unknown config": ["generate", "--config", "nope"],
+        "n zero": [*GEN[:3], "--n", "0"],
+        "n not a number": [*GEN[:3], "--n", "abc"],
+        "start negative": [*GEN, "--start", "-1"],
+        "start past the end": [*GEN, "--start", "100000"],
+        "unknown split": [*GEN, "--split", "dev"],
+        "d zero": [*GEN, "--set", "d_values=[0]"],
+        "unknown knob": [*GEN, "--set", "bogus=1"],
+        "scalar for a list knob": [*GEN, "--set", "context_tokens=5"],
+        "set without =": [*GEN, "--set", "noequals"],
+        "bool for an integer": [*GEN, "--set", "num_samples=true"],
+        "float for an integer": [*GEN, "--set", "num_samples=1.5"],
+        "unknown target position": [*GEN, "--set", 'target_position="middle"'],
+        "chain length too long": [*GEN, "--set", "chain_lengths=[9]"],
+        "tokenizer path missing": [*GEN, "--set", "tokenizer=/nonexistent/tok"],
+        "tokenizer needs the network": [*GEN, "--set", "tokenizer=gpt2-never-cached-here"],
+        "seed negative": [*GEN, "--seed", "-3"],
+        "seed not a number": [*GEN, "--seed", "abc"],
+        "generate --out empty": [*GEN, "--out", ""],
+        "generate --out a folder": [*GEN, "--out", str(tmp)],
+        "generate --out below a file": [*GEN, "--out", str(tmp / "file" / "x.jsonl")],
+        "generate --out in a missing folder": [*GEN, "--out", str(tmp / "missing" / "x.jsonl")],
+        "generate --out exists": [*GEN, "--out", str(tmp / "existing.jsonl")],
+        "unknown option": ["list", "--bogus"],
+        "no command": [],
+        "unknown command": ["frobnicate"],
+        # materialize
+        "materialize --out empty": [*MAT, "--out", ""],
+        "materialize --out a file": [*MAT, "--out", str(tmp / "file")],
+        "materialize --out below a file": [*MAT, "--out", str(tmp / "file" / "child")],
+        "materialize over a user README": [*MAT, "--out", str(tmp / "user")],
+        "materialize unknown config": ["materialize", "--config", "nope", "--out", str(tmp / "o1")],
+        "materialize twice the same config": [*MAT, "--config", "find_the_origin", "--out", str(tmp / "o2")],
+        "materialize num-proc zero": [*MAT, "--num-proc", "0", "--out", str(tmp / "o3")],
+        "materialize limit zero": [*MAT, "--limit", "0", "--out", str(tmp / "o4")],
+        "materialize limit negative": [*MAT, "--limit", "-2", "--out", str(tmp / "o5")],
+        "materialize bad graph placement": ["materialize", "--config", "memory_drift_edge", "--set",
+                                            "placement=diagonal", "--out", str(tmp / "o6")],
+        # validate / push
+        "validate a missing folder": ["validate", str(tmp / "missing")],
+        "validate an empty folder": ["validate", str(tmp / "empty")],
+        "push a missing folder": ["push", str(tmp / "missing"), "--repo-id", "org/name", "--dry-run"],
+        "push a bad repo id": ["push", str(tmp / "user"), "--repo-id", "not a repo", "--dry-run"],
+        "push a folder without a card": ["push", str(tmp / "empty"), "--repo-id", "org/name", "--dry-run"],
+        # audit-shortcuts
+        "audit unknown config": ["audit-shortcuts", "--config", "nope"],
+        "audit n zero": ["audit-shortcuts", "--config", "find_the_origin", "--n", "0"],
+        "audit unknown split": ["audit-shortcuts", "--config", "find_the_origin", "--split", "dev"],
+        # eval (wrapper checks, before lm-eval runs)
+        "eval limit negative": [*EVAL[:-2], "--limit", "-1"],
+        "eval limit not a number": [*EVAL[:-2], "--limit", "abc"],
+    }
+
+
+# Cases that run lm-eval until our task loader or model rejects the input.
+EVAL_CASES = {
+    "eval seed model arg not a number": [*EVAL, "--model_args", "seed=abc"],
+    "eval unknown model arg": [*EVAL, "--model_args", "device=cuda:7"],
+    "eval metadata seed float": [*EVAL, "--metadata", '{"seed": 1.7}'],
+    "eval metadata seed bool": [*EVAL, "--metadata", '{"seed": true}'],
+    "eval metadata key of another model": [*EVAL, "--metadata", '{"device": "cuda:7"}'],
+    "eval metadata unknown key": [*EVAL, "--metadata", '{"bogus": 1}'],
+}
+
+
+def _check(argv: list[str], capsys) -> str:
+    try:
+        code = main(argv)
+    except SystemExit as exit_:  # argparse exits by itself, as the console script would
+        code = exit_.code
+    captured = capsys.readouterr()
+    lines = [line for line in captured.err.strip().splitlines() if line.startswith("lurch: error")]
+    assert code != 0, (argv, code, captured.err)
+    assert "Traceback" not in captured.err, captured.err
+    assert len(lines) == 1, (argv, captured.err)
+    return lines[0]
+
+
+def test_every_bad_input_is_one_line(tmp_path, capsys):
+    cases = _cases(tmp_path)
+    messages = {name: _check(argv, capsys) for name, argv in cases.items()}
+    print(f"\nCLI bad-input table: {len(messages)}/{len(cases)} cases one line, exit != 0, no traceback")
+    assert "allowed" in messages["tokenizer path missing"] and "local" in messages["tokenizer needs the network"]
+    assert "--overwrite" in messages["materialize over a user README"]
+    assert (tmp_path / "user" / "README.md").read_text(encoding="utf-8") == "mine\n"
+    assert (tmp_path / "existing.jsonl").read_text(encoding="utf-8") == "keep\n"
+    assert len(cases) >= 45
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(EVAL_CASES))
+def test_eval_bad_input_is_one_line(name, tmp_path):
+    """lm-eval runs in a real process (its logging does not belong in the test process)."""
+    result = subprocess.run([sys.executable, "-m", "lurch_tasks.cli", *EVAL_CASES[name]], capture_output=True,
+                            text=True, cwd=tmp_path)
+    errors = [line for line in result.stderr.splitlines() if line.startswith("lurch: error")]
+    assert result.returncode != 0, result.stderr[-2000:]
+    assert "Traceback" not in result.stderr, result.stderr[-3000:]
+    assert len(errors) == 1 and "allowed" in errors[0], result.stderr[-2000:]
