@@ -232,3 +232,39 @@ def test_generate_out_errors_are_one_line(tmp_path):
     for out in ("", str(tmp_path), str(tmp_path / "file" / "child.jsonl"), str(tmp_path / "missing" / "a.jsonl")):
         line = one_line_error(lurch("generate", "--config", "find_the_origin", "--n", "1", "--out", out))
         assert line.startswith("lurch: error: --out"), line
+
+
+# --- evaluation from a folder ------------------------------------------------------------------------------
+
+
+def test_eval_from_a_folder_checks_the_manifest_and_never_reads_a_stale_cache(tmp_path, capsys):
+    from lurch_tasks.harness.tasks import build_docs
+
+    out = tmp_path / "data"
+    assert materialize(out).returncode == 0
+    docs = build_docs("find_the_origin", dataset_path=str(out))["test"]
+    assert len(docs) == 2
+    assert "other knobs" in capsys.readouterr().err  # the folder was built with overrides: say so
+    assert materialize(out, extra=("--set", "d_values=[-5,5,7]")).returncode == 0  # new rows, same paths
+    assert len(build_docs("find_the_origin", dataset_path=str(out))["test"]) == 3  # not the cached 2
+    first = sorted((out / "find_the_origin").glob("*.parquet"))[0]
+    first.write_bytes(first.read_bytes() + b"\0")  # the rows were rewritten in place
+    with pytest.raises(ValueError, match="differs from lurch-manifest.json"):
+        build_docs("find_the_origin", dataset_path=str(out))
+    (out / MANIFEST_NAME).unlink()
+    with pytest.raises(ValueError, match="has no lurch-manifest.json"):
+        build_docs("find_the_origin", dataset_path=str(out))
+
+
+@pytest.mark.slow
+def test_a_folder_built_with_other_knobs_is_reported_under_its_own_name(tmp_path):
+    out = tmp_path / "data"
+    assert materialize(out).returncode == 0
+    manifest = json.loads((out / MANIFEST_NAME).read_text(encoding="utf-8"))
+    expected = f"find_the_origin__{manifest['configs']['find_the_origin']['config_hash'][:12]}"
+    result = lurch("eval", "--model", "lurch-solver", "--tasks", "find_the_origin", "--metadata",
+                   json.dumps({"dataset_path": str(out)}), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    table_rows = [line for line in result.stdout.splitlines() if line.startswith("|")]
+    assert any(expected in line for line in table_rows), result.stdout
+    assert not any(line.startswith("|find_the_origin ") for line in table_rows)
