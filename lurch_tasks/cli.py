@@ -255,7 +255,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--private", action="store_true", help="create the repository as private")
     p.set_defaults(func=cmd_push)
 
-    p = sub.add_parser("validate", help="schema + family audits on every row of a materialized folder")
+    p = sub.add_parser("validate", help="prove a materialized folder: manifest, card, every row regenerated and "
+                       "compared, family audits, load_dataset")
     p.add_argument("folder")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=cmd_validate)
