@@ -1,6 +1,6 @@
 """Final-answer parsing for one-word answers (Find the Origin). Never raises; linear in the output length.
 
-``parse_final_answer`` returns the first *candidate word* found, looking in two tiers:
+``parse_final_answer`` returns the first *candidate word* found, looking in three tiers:
 
 1. ``FINAL ANSWER`` markers (any case, markdown allowed between and around the two words), in text order.
    A marker offers a candidate when it is followed by a separator (``:``, ``-``, ``–``, ``—``, ``=``,
@@ -12,14 +12,16 @@
 2. Only when no marker gives a candidate word: phrases ``origin is x``, ``origin word is x``, ``origin of
    "y" is x``, ``origin: x`` and the same with ``answer`` (``The answer is x.``, ``**Answer:** x``), in
    text order; the text between ``origin`` and the copula may only be ``word`` and an ``of ...`` phrase
-   without punctuation, so ``To find the origin, I ...:`` is not an answer.
+   without punctuation, so ``To find the origin, I ...:`` is not an answer. ``answer`` may be a JSON key
+   (``{"answer": "x"}``).
+3. Only when neither gives one: an output that is nothing but one word (``**x**``, ``x.``).
 
 The first marker or phrase with a candidate word wins: a later prose mention cannot override it, and a
 model that writes ``FINAL ANSWER: x`` and later ``FINAL ANSWER: y`` is scored on ``x`` (the issue asks for
 the first committed answer, not for the last revision).
 
 The text offered by a marker or phrase becomes a candidate in these steps (``_candidate``):
-  * whitespace collapsed, leading markdown and brackets stripped, ``\\boxed{x}`` unwrapped;
+  * whitespace collapsed, leading markdown, bullets and brackets stripped, ``\\boxed{x}`` unwrapped;
   * cut at the first clause end: ``.``/``!``/``?``/``;`` before a space or the end, an opening
     parenthesis or bracket, a spaced hyphen or an en/em dash, ``because``/``since``/``which``/``but``/
     ``given``/``meaning``, or a comma before ``as``/``so``/``with``/``being``
@@ -44,11 +46,12 @@ _MARKUP = " \t\r*_`#>-=~"
 
 _FINAL = re.compile(r"final[\s*_`]*answer", re.IGNORECASE)
 # Everything after this match is optional, so it never backtracks.
-_AFTER_FINAL = re.compile(r"[ \t*_`]*(?P<sep>(?:is|would[ \t]+be|will[ \t]+be)\b|[:=]|[-–—]+)?[ \t*_`:=–—-]*",
+_AFTER_FINAL = re.compile(r"[ \t*_`\"']*(?P<sep>(?:is|would[ \t]+be|will[ \t]+be)\b|[:=]|[-–—]+)?[ \t*_`:=–—-]*",
                           re.IGNORECASE)
 _ORIGIN = re.compile(r"\b(?:origin|answer)\b", re.IGNORECASE)
 # Regexes below run on whitespace-collapsed text: single spaces keep them free of backtracking.
 _COPULA = re.compile(r" (?:is|was|would be|must be|should be|will be)\b|[:=]", re.IGNORECASE)
+_HEAD_MARKUP = dict.fromkeys(map(ord, "*_`\"'"), None)  # markdown and JSON quotes around "answer"
 _ORIGIN_HEAD = re.compile(r"(?: word)?(?: of [^,;:.!?()]{1,150}?)?(?: word)?", re.IGNORECASE)
 _BOXED = re.compile(r"\\(?:boxed|text|textbf|mathrm|mathbf)\{([^{}]{0,200})\}")
 _CLAUSE_END = re.compile(
@@ -73,7 +76,7 @@ def normalize_entity(text: str) -> str:
 
 
 def parse_final_answer(output: object) -> str | None:
-    """The first candidate word after a ``FINAL ANSWER`` marker, else after an ``origin is`` phrase; None if none.
+    """The first candidate word after a ``FINAL ANSWER`` marker, else an ``origin is`` phrase, else a bare word.
 
     See the module docstring for the exact rules. Accepts ``FINAL ANSWER: word``, ``**Final Answer:**
     "Word".``, ``final answer - word``, ``The final answer is word.``, ``FINAL ANSWER: The origin is
@@ -81,9 +84,16 @@ def parse_final_answer(output: object) -> str | None:
     """
     try:
         text = output if isinstance(output, str) else ("" if output is None else str(output))
-        return _first_candidate(text, _FINAL, _final_offer) or _first_candidate(text, _ORIGIN, _origin_offer)
+        return (_first_candidate(text, _FINAL, _final_offer) or _first_candidate(text, _ORIGIN, _origin_offer)
+                or _bare_word(text))
     except Exception:  # pragma: no cover - last resort; the parser is meant not to raise at all
         return None
+
+
+def _bare_word(text: str) -> str | None:
+    """An output that is nothing but one word (with markdown, quotes or a full stop) is that word."""
+    word = normalize_entity(text)
+    return word if word and _WORD.fullmatch(word) else None
 
 
 def _first_candidate(text: str, marker: re.Pattern[str], offer) -> str | None:
@@ -120,7 +130,7 @@ def _origin_offer(text: str, match: re.Match[str], limit: int) -> str | None:
     copula = _COPULA.search(tail, 0, 200)
     if copula is None:
         return None
-    head = tail[: copula.start()].replace("*", "").replace("_", "").replace("`", "").rstrip()
+    head = tail[: copula.start()].translate(_HEAD_MARKUP).rstrip()
     if _ORIGIN_HEAD.fullmatch(head) is None:
         return None  # "To find the origin, I trace back: ..." is not an answer
     return _candidate(tail[copula.end() :], complete=not _runs_into(text, line_end, limit))
@@ -160,7 +170,7 @@ def _candidate(text: str, complete: bool = True) -> str | None:
     ``complete`` is False when ``text`` was cut at the next marker: the candidate must then end at a
     clause end before it ("FINAL ANSWER: the final answer is x" offers nothing, its second marker does).
     """
-    clause = _BOXED.sub(r"\1", " ".join(text.split())).lstrip(" *_`([{<$")
+    clause = _BOXED.sub(r"\1", " ".join(text.split())).lstrip(" *_`([{<$-•")
     end = _CLAUSE_END.search(clause)
     if end is not None:
         clause = clause[: end.start()]

@@ -64,11 +64,11 @@ Negated pairs are not predictions:
     ``link(s)``/``relationship``/``relation``/``match(es)``; ``not`` [``directly``, ``actually``,
     ``really``, ``truly``] ``connected``/``linked``/``related``/``matched``/``a match``/``a [real|valid|
     genuine|true] connection``/``link``/``pair``; ``isn't``, ``aren't``, ``wasn't``, ``weren't``, ``don't``,
-    ``doesn't``, ``didn't`` [...] ``connected``/``linked``/``related``/``share``; ``do``/``does``/``did not
-    share``; ``unrelated``, ``unconnected``, ``unlinked``; ``near miss(es)``/``near-miss``. A cue made only
-    of words of roster names does not count; ``no`` inside a word (``Nolan``) never does. So ``No
-    connection: A -- B``, ``A -- B (not connected)``, ``A -- B: not linked``, ``A and B are unrelated`` and
-    ``A -- B — no link`` give nothing (the whole line is dropped, with any other pair written on it);
+    ``doesn't``, ``didn't`` [...] ``connected``/``linked``/``related``/``share``/``count``; ``do``/``does``/
+    ``did not share``/``count``; ``unrelated``, ``unconnected``, ``unlinked``; ``near miss(es)``/``near-miss``.
+    A cue made only of words of roster names does not count; ``no`` inside a word (``Nolan``) never does.
+    So ``No connection: A -- B``, ``A -- B (not connected)``, ``A -- B: not linked``, ``A and B are
+    unrelated`` and ``A -- B — no link`` give nothing (the whole line is dropped, with any other pair on it);
   * a negated line that is a heading (markdown ``#`` or ending with a colon: ``**Not connected:**``,
     ``### Near misses``) also drops the lines and JSON below it, up to a blank line that follows them or
     the next heading without a cue;
@@ -140,8 +140,9 @@ _NEGATION = re.compile(
     r"(?:connection|connections|link|links|relationship|relation|match|matches)\b"
     r"|\bnot (?:(?:directly|actually|really|truly) )?(?:connected|linked|related|matched|a match"
     r"|a (?:(?:real|valid|genuine|true) )?(?:connection|link|pair))\b"
-    r"|\b(?:is|are|was|were|do|does|did)n[’']t (?:(?:directly|actually|really) )?(?:connected|linked|related|share)\b"
-    r"|\b(?:do|does|did) not share\b|\bun(?:related|connected|linked)\b|\bnear[- ]miss(?:es)?\b",
+    r"|\b(?:is|are|was|were|do|does|did)n[’']t (?:(?:directly|actually|really) )?"
+    r"(?:connected|linked|related|share|count)\b"
+    r"|\b(?:do|does|did) not (?:share|count)\b|\bun(?:related|connected|linked)\b|\bnear[- ]miss(?:es)?\b",
     re.IGNORECASE,
 )
 _NO_CELLS = frozenset({"no", "false", "✗", "✘", "❌", "none", "not connected", "unconnected", "unrelated"})
