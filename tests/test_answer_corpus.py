@@ -197,6 +197,7 @@ ORIGIN_CORPUS = [
     ("I'm unable to give a final answer because the chain seems broken.", 0),
     ("FINAL ANSWER: unknown", 0),
     ("FINAL ANSWER: {G} or {W}", 0),
+    ('FINAL ANSWER: "{G}" or "{W}"', 0),
     ("FINAL ANSWER: probably {G}", 0),  # a qualifier makes it more than the one word the format asks for
     ("It could be {G} or {W}; I am not sure.", 0),
     ("FINAL ANSWER: {W}\nWait, that is wrong: {W} is linked from {G}.\nFINAL ANSWER: {G}", 0),  # first counts

@@ -7,8 +7,10 @@
    ``is``, ``would be``, ``will be``) and text on the same line (``FINAL ANSWER: x``, ``The final answer
    is x.``), or, when nothing follows it on its line, by the next non-empty line, provided the marker is a
    label or a heading (it has a separator or starts its line: ``**Final Answer**`` then ``x`` below).
-   A marker without a separator (``... in this final answer.``) offers nothing, and so does a marker
-   whose line or next line runs into the next marker (the later marker restates it).
+   A marker without a separator (``... in this final answer.``) offers nothing. A marker reads only up to
+   the next marker; when its line runs into the next one, the candidate must end at a clause end (below)
+   before it (``FINAL ANSWER: x (final answer)`` gives ``x``; ``FINAL ANSWER: the final answer is x`` gives
+   nothing from its first marker and ``x`` from its second).
 2. Only when no marker gives a candidate word: phrases ``origin is x``, ``origin word is x``, ``origin of
    "y" is x``, ``origin: x`` and the same with ``answer`` (``The answer is x.``, ``**Answer:** x``), in
    text order; the text between ``origin`` and the copula may only be ``word`` and an ``of ...`` phrase
@@ -29,7 +31,8 @@ The text offered by a marker or phrase becomes a candidate in these steps (``_ca
   * a lead-in is dropped: ``x is the origin`` -> ``x``; else everything up to the last ``is``/``was``/
     ``be``/``are``/``:``/``=`` (``The origin is x``, ``I think it is x``); then fillers such as ``the
     word``, ``therefore``, ``thus``;
-  * when a quoted span remains (``"x"``, ``'x'``, ```x```, curly quotes), the first one is taken;
+  * when exactly one distinct quoted span remains (``"x"``, ``'x'``, ```x```, curly quotes), it is taken;
+    two different ones (``"x" or "y"``) are a hedge;
   * the result is normalized (``normalize_entity``) and is a candidate word only if it is one word
     (letters or digits, inner hyphens or apostrophes allowed). Hedges and refusals (``x or y``,
     ``probably x``, ``I cannot determine the origin``) are not words, so they give no candidate.
@@ -38,6 +41,7 @@ The text offered by a marker or phrase becomes a candidate in these steps (``_ca
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 __all__ = ["normalize_entity", "parse_final_answer"]
 
@@ -69,6 +73,8 @@ _FILLER = re.compile(
 _QUOTED = re.compile(r"(?<!\w)[\"“”'‘’`]([^\"“”'‘’`\n]{1,200})[\"“”'‘’`](?!\w)")
 _WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
 
+_Offer = Callable[[str, re.Match[str], int], "str | None"]  # (text, marker match, limit) -> candidate
+
 
 def normalize_entity(text: str) -> str:
     """Lower case, inner whitespace collapsed, markdown/quotes/trailing punctuation stripped."""
@@ -96,7 +102,7 @@ def _bare_word(text: str) -> str | None:
     return word if word and _WORD.fullmatch(word) else None
 
 
-def _first_candidate(text: str, marker: re.Pattern[str], offer) -> str | None:
+def _first_candidate(text: str, marker: re.Pattern[str], offer: _Offer) -> str | None:
     """The candidate of the first marker match that offers one.
 
     Each match only reads up to the next match, so the total cost stays linear.
@@ -178,11 +184,16 @@ def _candidate(text: str, complete: bool = True) -> str | None:
         return None
     clause = clause.strip()
     for option in _readings(clause):
-        quoted = _QUOTED.search(option)
-        word = normalize_entity(quoted.group(1) if quoted else option)
+        word = normalize_entity(_only_quoted(option))
         if word and _WORD.fullmatch(word):
             return word
     return None
+
+
+def _only_quoted(text: str) -> str:
+    """The quoted span when ``text`` quotes exactly one distinct span, else ``text`` itself."""
+    spans = {match.group(1) for match in _QUOTED.finditer(text)}
+    return spans.pop() if len(spans) == 1 else text
 
 
 def _readings(clause: str) -> list[str]:

@@ -225,7 +225,7 @@ def _answer_items(text: str, parse: Callable[[str], list[str]]) -> list[str]:
         return parse(text)
     empty_answer = False
     for i in range(len(markers) - 1, -1, -1):  # the last marker followed by a pair starts the answer
-        start, end, strong = markers[i]
+        _, end, strong = markers[i]
         block = text[end : markers[i + 1][0] if i + 1 < len(markers) else len(text)]
         items = parse(block)
         if items:
@@ -645,7 +645,6 @@ class _Parser:
         for v in value.values():
             if isinstance(v, (list, dict)):
                 self.walk(v, depth + 1)
-
 
     def negated_object(self, lower: dict) -> bool:
         """True for one edge's object that says it is no connection: ``{"a": .., "b": .., "connected": false}``
