@@ -169,7 +169,7 @@ def test_score_items_ranges(gold, predicted):
         ("**FINAL ANSWER:** Workbench.", "workbench"),
         ('Final answer: "workbench"!', "workbench"),
         ("final answer - **workbench**", "workbench"),
-        ("FINAL ANSWER: dad\n...then I rethought.\nFINAL ANSWER: workbench", "workbench"),
+        ("FINAL ANSWER: dad\n...then I rethought.\nFINAL ANSWER: workbench", "dad"),  # the first answer counts
         ("**Final Answer**: `workbench`", "workbench"),
         ('FINAL ANSWER: The origin is "workbench".', "workbench"),
         ("FINAL ANSWER:\n\nworkbench", "workbench"),

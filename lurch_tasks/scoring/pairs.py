@@ -45,13 +45,43 @@ How a line's parts (the texts between separators) become items:
     uses strong separators (``A -- B -- C`` gives A-B and B-C) and nothing at all for a comma/``and``
     list (``A, B and C`` is ambiguous without groups);
   * a self pair (both parts the same person) is emitted as ``edge_item(a, a)``, never a gold item.
+
+Which part of the output is the answer (``CONNECTIONS:`` markers):
+  a *marker* is a line that starts, after markdown (``#``, ``>``, ``*``, ``_``, backticks), with
+  ``connections`` or ``final connections`` followed by a colon or the end of the line, in any case, or an
+  upper-case ``CONNECTIONS:`` anywhere. Each marker's *block* is the text from the marker to the next one.
+  1. The answer is the block of the last marker whose block gives at least one pair: reasoning before it,
+     and a draft list under an earlier marker, are not scored.
+  2. When no block gives a pair, the answer is empty if some marker is the upper-case ``CONNECTIONS:`` the
+     prompt asks for, or its block's first line is an explicit empty answer (``none``, ``n/a``, ``no
+     connections``, ...): ``reasoning about A -- B`` then ``CONNECTIONS: none`` predicts nothing.
+  3. Otherwise the markers are prose (a list followed by ``Connections: that is all``) and the whole
+     output is read as if it had none.
+
+Negated pairs are not predictions:
+  * a line holding a negation cue gives no pairs. Cues (case-insensitive, whole words, on the line with
+    whitespace collapsed): ``no``/``without`` [``direct``, ``clear``, ``real``, ...] ``connection(s)``/
+    ``link(s)``/``relationship``/``relation``/``match(es)``; ``not`` [``directly``, ``actually``,
+    ``really``, ``truly``] ``connected``/``linked``/``related``/``matched``/``a match``/``a [real|valid|
+    genuine|true] connection``/``link``/``pair``; ``isn't``, ``aren't``, ``wasn't``, ``weren't``, ``don't``,
+    ``doesn't``, ``didn't`` [...] ``connected``/``linked``/``related``/``share``/``count``; ``do``/``does``/
+    ``did not share``/``count``; ``unrelated``, ``unconnected``, ``unlinked``; ``near miss(es)``/``near-miss``.
+    A cue made only of words of roster names does not count; ``no`` inside a word (``Nolan``) never does.
+    So ``No connection: A -- B``, ``A -- B (not connected)``, ``A -- B: not linked``, ``A and B are
+    unrelated`` and ``A -- B — no link`` give nothing (the whole line is dropped, with any other pair on it);
+  * a negated line that is a heading (markdown ``#`` or ending with a colon: ``**Not connected:**``,
+    ``### Near misses``) also drops the lines and JSON below it, up to a blank line that follows them or
+    the next heading without a cue;
+  * table rows with a later cell ``no``, ``false``, ``✗``, ``✘``, ``❌``, ``none``, ``not connected``, ...
+    and JSON objects with ``"connected": false`` (also ``linked``, ``related``, ``match``, ...) or a remark
+    (``reason``, ``note``, ...) holding a cue give nothing.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
 __all__ = ["MAX_GROUP", "TITLES", "edge_item", "normalize_name", "parse_edges"]
@@ -99,6 +129,25 @@ _NOT_NAMES = frozenset(
 _SEP = re.compile(r"<?-+>?|<?=>|[—–―‒↔⟷⇔→⟶⇒←⟵⇐]|[,;&]| and ", re.IGNORECASE)
 _STRONG, _LIST, _WEAK = 2, 1, 0  # _LIST: comma or semicolon, also chunk boundaries between strong pairs
 
+_NONE_ANSWERS = frozenset(
+    {"none", "nothing", "n/a", "na", "nil", "no connections", "no connection", "none found", "no connections found",
+     "no connections were found", "there are no connections", "no pairs", "no connected pairs", "[]", "{}", "-"}
+)  # fmt: skip
+_NONE_STRIP = " *_`\"'.!:()"
+# Negation cues, matched case-insensitively on whitespace-collapsed lines (single spaces: no backtracking).
+_NEGATION = re.compile(
+    r"\b(?:no|without) (?:(?:direct|clear|real|actual|known|confirmed|valid|apparent|obvious|genuine) )?"
+    r"(?:connection|connections|link|links|relationship|relation|match|matches)\b"
+    r"|\bnot (?:(?:directly|actually|really|truly) )?(?:connected|linked|related|matched|a match"
+    r"|a (?:(?:real|valid|genuine|true) )?(?:connection|link|pair))\b"
+    r"|\b(?:is|are|was|were|do|does|did)n[’']t (?:(?:directly|actually|really) )?"
+    r"(?:connected|linked|related|share|count)\b"
+    r"|\b(?:do|does|did) not (?:share|count)\b|\bun(?:related|connected|linked)\b|\bnear[- ]miss(?:es)?\b",
+    re.IGNORECASE,
+)
+_NO_CELLS = frozenset({"no", "false", "✗", "✘", "❌", "none", "not connected", "unconnected", "unrelated"})
+_NEGATABLE_KEYS = ("connected", "linked", "is_connected", "related", "match", "valid")
+_REMARK_KEYS = frozenset({"reason", "note", "notes", "remark", "comment", "status", "evidence", "why", "cue", "detail"})
 _MARKER_LINE = re.compile(r"^[ \t#>*_`]*(?:final[ \t]+)?connections[ \t*_`]*(?::|$)", re.IGNORECASE | re.MULTILINE)
 _MARKER_UPPER = re.compile(r"CONNECTIONS[ \t*_`]*:")
 _BULLET = re.compile(r"(?:[-*•+·‣▪◦●○■□►▶>–—]+|\(?\d{1,4}[.):]|#{1,6})(?: |$)|\(?\d{1,4}[.)]")
@@ -142,9 +191,9 @@ def edge_item(a: str, b: str) -> str:
 def parse_edges(output: object, roster: Sequence[str], *, groups: bool = False) -> list[str]:
     """Predicted edge items (deduplicated, first-seen order) from any model output; never raises.
 
-    Only the text after the last ``CONNECTIONS:`` marker is read when there is one (a line starting,
-    after markdown, with ``connections`` or ``final connections`` followed by a colon or the end of the
-    line, in any case, or upper-case ``CONNECTIONS:`` anywhere). JSON values found in that text (at most
+    When the output has ``CONNECTIONS:`` markers only the answer block is read (module docstring: the
+    block of the last marker followed by a pair, else nothing after an upper-case or "none" marker, else
+    the whole output); lines with negation cues give no pairs. JSON values found in that text (at most
     ``_MAX_JSON_ATTEMPTS`` decode attempts) give pairs: a list of two names, a list of such lists, objects
     with known key pairs (``source``/``target``, ``from``/``to``, ...) or two name-like string values,
     adjacency objects (``{"A": ["B", "C"]}``), lists of pair strings (``["A -- B"]``), and anything of
@@ -165,17 +214,47 @@ def _parse_unguarded(output: object, roster: Sequence[str], *, groups: bool = Fa
         output = "" if output is None else str(output)
     if isinstance(roster, str):
         roster = [roster]
-    parser = _Parser(_Roster(() if roster is None else roster), groups)
-    parser.parse(_after_marker(output))
-    return list(parser.items)
+    names = _Roster(() if roster is None else roster)
+    return _answer_items(output, lambda text: _Parser(names, groups).run(text))
 
 
-def _after_marker(text: str) -> str:
-    last = -1
-    for pattern in (_MARKER_LINE, _MARKER_UPPER):
-        for match in pattern.finditer(text):
-            last = max(last, match.end())
-    return text if last < 0 else text[last:]
+def _answer_items(text: str, parse: Callable[[str], list[str]]) -> list[str]:
+    """Apply the marker rule of the module docstring; ``parse`` reads a text without markers."""
+    markers = _markers(text)
+    if not markers:
+        return parse(text)
+    empty_answer = False
+    for i in range(len(markers) - 1, -1, -1):  # the last marker followed by a pair starts the answer
+        _, end, strong = markers[i]
+        block = text[end : markers[i + 1][0] if i + 1 < len(markers) else len(text)]
+        items = parse(block)
+        if items:
+            return items
+        empty_answer = empty_answer or strong or _says_none(block)
+    return [] if empty_answer else parse(text)
+
+
+def _markers(text: str) -> list[tuple[int, int, bool]]:
+    """(start, end, upper-case?) of every marker, overlapping line and upper-case matches merged."""
+    spans = sorted([(m.start(), m.end(), False) for m in _MARKER_LINE.finditer(text)]
+                   + [(m.start(), m.end(), True) for m in _MARKER_UPPER.finditer(text)])
+    merged: list[tuple[int, int, bool]] = []
+    for start, end, strong in spans:
+        if merged and start < merged[-1][1]:
+            previous = merged[-1]
+            merged[-1] = (previous[0], max(previous[1], end), previous[2] or strong)
+        else:
+            merged.append((start, end, strong))
+    return merged
+
+
+def _says_none(block: str) -> bool:
+    """True when the first non-blank line of a block is an explicit empty answer ("none", "n/a", ...)."""
+    for line in block.splitlines():
+        text = " ".join(line.split()).strip(_NONE_STRIP).lower()
+        if text:
+            return text in _NONE_ANSWERS
+    return False
 
 
 class _Roster:
@@ -190,6 +269,14 @@ class _Roster:
                 self.names.add(key)
                 longest = max(longest, key.count(" ") + 1)
         self.max_words = min(longest, _MAX_NGRAM)
+        self.words = {word for name in self.names for word in name.split()}
+
+    def negated(self, line: str) -> bool:
+        """True when a whitespace-collapsed line holds a negation cue that is not made of name words."""
+        for match in _NEGATION.finditer(line):
+            if not set(normalize_name(match.group()).split()) <= self.words:
+                return True
+        return False
 
     def resolve(self, raw: str, norm: str) -> tuple[str | None, bool]:
         """(roster name, exact?) for a part; (None, False) when it names nobody or several people."""
@@ -287,6 +374,11 @@ def _split(text: str, separators: Iterable[tuple[int, int, int]]) -> list[str]:
     return pieces
 
 
+def _is_heading(line: str) -> bool:
+    """A markdown heading or a label line ending with a colon ("**Not connected:**")."""
+    return line.lstrip(" >*_`").startswith("#") or line.rstrip(" *_`").endswith(":")
+
+
 def _strip_bullets(line: str) -> tuple[str, bool]:
     bullet = False
     for _ in range(3):
@@ -303,6 +395,8 @@ class _Parser:
         self.groups = groups
         self.items: dict[str, None] = {}
         self.header: str | None = None  # the person of a "Name:" line whose bulleted list follows
+        self.negated_section = False  # inside a list under a negation heading ("Not connected:")
+        self.section_has_lines = False  # a blank line ends a negated section only once it has lines
         self._parts: dict[str, _Part] = {}
 
     # --- items ----------------------------------------------------------------------------------
@@ -354,12 +448,19 @@ class _Parser:
 
     # --- text -----------------------------------------------------------------------------------
 
+    def run(self, text: str) -> list[str]:
+        self.parse(text)
+        return list(self.items)
+
     def parse(self, text: str) -> None:
         position = 0
         for start, end, value in _json_values(text):
             self.lines(text[position:start])
             self.header = None
-            self.walk(value, 0)
+            if self.negated_section:
+                self.section_has_lines = True  # JSON listed under "Not connected:" is skipped too
+            else:
+                self.walk(value, 0)
             position = end
         self.lines(text[position:])
 
@@ -370,7 +471,11 @@ class _Parser:
     def line(self, raw: str) -> None:
         line = " ".join(raw.split())
         if not line:
+            if self.section_has_lines:
+                self.negated_section = self.section_has_lines = False
             return  # a blank line keeps a pending "Name:" header
+        if self.skip_negated(line):
+            return  # a skipped line keeps a pending "Name:" header too
         line, bullet = _strip_bullets(line)
         line = line.strip(_EDGE_MARKUP)
         header, self.header = self.header, None
@@ -404,6 +509,19 @@ class _Parser:
             if _separators(segment):
                 self.text(segment)
                 return
+
+    def skip_negated(self, line: str) -> bool:
+        """True for a line that must not give pairs: it holds a negation cue or sits in a negated section."""
+        negated = self.roster.negated(line)
+        if self.negated_section:
+            if negated or not _is_heading(line):
+                self.section_has_lines = True
+                return True
+            self.negated_section = self.section_has_lines = False  # another heading ends the section
+            return False
+        if negated and _is_heading(line):
+            self.negated_section, self.section_has_lines = True, False
+        return negated
 
     def _paren(self, match: re.Match[str]) -> str:
         inner = match.group(1)
@@ -459,6 +577,8 @@ class _Parser:
         cells = [c for c in cells if c and not c.isdigit()]
         if len(cells) < 2 or all(set(c) <= _TABLE_RULE for c in cells):
             return
+        if any(c.strip().lower() in _NO_CELLS for c in cells[2:]):
+            return  # a "Connected?" column saying no
         first, second = self.part(cells[0]), self.part(cells[1])
         if first.name is not None and second.name is not None:
             self.add(first.name, second.name)
@@ -489,6 +609,8 @@ class _Parser:
 
     def walk_object(self, value: dict, depth: int) -> None:
         lower = {k.lower(): v for k, v in value.items() if isinstance(k, str)}
+        if self.negated_object(lower):
+            return
         for key_a, key_b in _KEY_PAIRS:
             a, b = lower.get(key_a), lower.get(key_b)
             if isinstance(a, str) and isinstance(b, str):
@@ -523,6 +645,20 @@ class _Parser:
         for v in value.values():
             if isinstance(v, (list, dict)):
                 self.walk(v, depth + 1)
+
+    def negated_object(self, lower: dict) -> bool:
+        """True for one edge's object that says it is no connection: ``{"a": .., "b": .., "connected": false}``
+        or a remark (``reason``, ``note``, ...) with a negation cue. Objects holding lists of pairs or
+        nested objects are containers, never negated as a whole."""
+        if any(isinstance(v, dict) or isinstance(v, list) and (len(v) > 2 or not all(isinstance(x, str) for x in v))
+               for v in lower.values()):
+            return False
+        for key in _NEGATABLE_KEYS:
+            flag = lower.get(key)
+            if flag is False or isinstance(flag, str) and flag.strip().lower() in _NO_CELLS:
+                return True
+        return any(isinstance(v, str) and self.roster.negated(" ".join(v.split()))
+                   for k, v in lower.items() if k in _REMARK_KEYS)
 
 
 def _json_values(text: str) -> list[tuple[int, int, object]]:
