@@ -3,8 +3,8 @@
     python scripts/validity_report.py placements [--rows 12]   # gold-edge separation and LURCH dispersion
     python scripts/validity_report.py audit [--config NAME ...]  # `lurch audit-shortcuts` on full configs
 
-The placement table holds the knob fixed pairs fixed (matched pairs: same people and gold graph in every
-mode), so differences are the placement's alone.
+The placement table compares matched pairs (the same people and gold graph in every mode), so the
+differences are the placement's alone.
 """
 
 from __future__ import annotations

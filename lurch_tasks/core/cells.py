@@ -39,11 +39,16 @@ def golden_stride(total: int) -> int:
     return 1
 
 
+def cell_position(index: int, num_cells: int) -> int:
+    """Position in the cell list of instance ``index``: golden-stride order, every cell once per round of
+    ``num_cells`` indices, so any prefix (``--limit N``) covers every knob axis nearly evenly."""
+    return (index % num_cells) * golden_stride(num_cells) % num_cells
+
+
 def cell_at(config: Any, index: int) -> Any:
-    """The knob cell of instance ``index``. Cells are visited in golden-stride order, each once per round of
-    len(cells) indices, so any prefix (``--limit N``) covers every knob axis nearly evenly."""
+    """The knob cell of instance ``index``."""
     cells = config.cells()
-    return cells[(index % len(cells)) * golden_stride(len(cells)) % len(cells)]
+    return cells[cell_position(index, len(cells))]
 
 
 def pair_hash(config: Any, compared_knobs: tuple[str, ...]) -> str:
@@ -67,6 +72,6 @@ def setup_instance(family: str, config: Any, vocabulary: tuple[str, ...], seed: 
     if not 0 <= index < len(cells) * config.num_samples:
         raise ValueError(f"index: {index} is out of range; allowed: 0..{len(cells) * config.num_samples - 1}")
     cfg_hash, src_hash, shared = _fingerprints(config, vocabulary, tuple(compared_knobs))
-    return InstanceSetup(cell_at(config, index), index // len(cells), cfg_hash, src_hash,
+    return InstanceSetup(cells[cell_position(index, len(cells))], index // len(cells), cfg_hash, src_hash,
                          derive_seed(family, shared, seed, split, index),
                          f"{family}/{shared[:16]}/{seed}/{split}/{index}")
