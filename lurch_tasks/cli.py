@@ -7,7 +7,6 @@ import json
 import os
 import signal
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -81,6 +80,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
+    from .core.files import atomic_output
     from .core.generation import generate_row, resolve_task, task_size
 
     task = resolve_task(args.config, _parse_sets(args.set), args.seed)
@@ -94,16 +94,9 @@ def cmd_generate(args: argparse.Namespace) -> int:
             sys.stdout.write(json.dumps(generate_row(task, index, args.split), ensure_ascii=False) + "\n")
         return 0
     target = _output_file(args.out, args.overwrite)
-    # Write beside the target and rename on success: an existing file is never truncated, and an
-    # interrupted run leaves nothing behind.
-    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            for index in _progress(indices, f"generating {args.config}", enabled=True):
-                out.write(json.dumps(generate_row(task, index, args.split), ensure_ascii=False) + "\n")
-        os.replace(temporary, target)
-    finally:
-        Path(temporary).unlink(missing_ok=True)
+    with atomic_output(target) as out:  # an existing file is never truncated; Ctrl-C leaves nothing
+        for index in _progress(indices, f"generating {args.config}", enabled=True):
+            out.write(json.dumps(generate_row(task, index, args.split), ensure_ascii=False) + "\n")
     return 0
 
 

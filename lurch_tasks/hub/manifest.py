@@ -14,9 +14,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from ..core.files import atomic_output
 
 MANIFEST_NAME = "lurch-manifest.json"
 JOURNAL_NAME = ".lurch-journal.json"
@@ -34,18 +35,9 @@ def file_sha256(path: Path) -> str:
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
-    """Write JSON to a temporary file beside ``path``, flush it to disk, then rename it into place."""
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            json.dump(data, out, indent=2, sort_keys=True)
-            out.write("\n")
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    with atomic_output(path) as out:
+        json.dump(data, out, indent=2, sort_keys=True)
+        out.write("\n")
 
 
 def read_json(path: Path, what: str) -> Any:
