@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from . import __version__
+from .harness.errors import LibraryError
 
 EXIT_USAGE = 2
 
@@ -265,7 +266,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_generation_options(p)
     p.set_defaults(func=cmd_audit_shortcuts)
 
-    p = sub.add_parser("eval", help="lm-eval's `run` with lurch models registered and --include_path set",
+    p = sub.add_parser("eval", help="lm-eval's `run` with lurch models registered and --include_path set; "
+                       "budgets and the window check follow --model_args, --apply_chat_template and --gen_kwargs; "
+                       "--strict fails on lengths the model's window cannot hold (default: skip with a warning)",
                        add_help=False)
     p.set_defaults(func=None)
 
@@ -306,6 +309,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # ConfigError and CliError are ValueErrors: one clear line, no traceback.
         print(f"lurch: error: {err}", file=sys.stderr)
         return EXIT_USAGE
+    except LibraryError as err:
+        print(f"lurch eval: error raised by {err} (set LURCH_TRACEBACK=1 for the traceback)", file=sys.stderr)
+        return 1
     except BrokenPipeError:
         # `lurch generate | head`: the reader left; not an error worth a traceback.
         sys.stderr.close()

@@ -25,12 +25,12 @@ def training_corpus() -> list[str]:
     """A small in-memory corpus: two of our prompts, a few sentences and the generator's word list.
 
     The word list keeps the average word short in tokens, so the tiny tokenizer can still fit the
-    longest-|d| layouts into a 256-token context budget.
+    longest-|d| layouts into a 384-token prompt budget.
     """
     from lurch_tasks.core.generation import generate_row, resolve_task
     from lurch_tasks.core.vocab import load_words
 
-    task = resolve_task("find_the_origin", {"context_tokens": [256], "num_samples": 1})
+    task = resolve_task("find_the_origin", {"context_tokens": [384], "num_samples": 1})
     prompts = [generate_row(task, index)["prompt"] for index in (0, 1)]
     words = load_words("english_words.txt")
     return prompts + list(_EXTRA_SENTENCES) + [f'"{word}"' for word in words]

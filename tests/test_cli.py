@@ -13,7 +13,7 @@ from lurch_tasks.core.instance import content_hash
 from lurch_tasks.harness.tasks import build_docs
 
 LURCH = str(Path(sys.executable).parent / "lurch")
-SMALL = ["--set", "context_tokens=[256,512]", "--set", "num_samples=2", "--set", "d_values=[-15,-10,-5,-2,2,5,10,15]"]
+SMALL = ["--set", "context_tokens=[384,512]", "--set", "num_samples=2", "--set", "d_values=[-15,-10,-5,-2,2,5,10,15]"]
 
 
 def run(*args, cwd=None):
@@ -41,7 +41,7 @@ def test_generate_prints_the_same_rows_as_python():
     result = run("generate", "--config", "find_the_origin", "--n", "2", "--start", "3", *SMALL)
     assert result.returncode == 0, result.stderr
     rows = [json.loads(line) for line in result.stdout.splitlines()]
-    task = resolve_task("find_the_origin", {"context_tokens": [256, 512], "num_samples": 2,
+    task = resolve_task("find_the_origin", {"context_tokens": [384, 512], "num_samples": 2,
                                             "d_values": [-15, -10, -5, -2, 2, 5, 10, 15]})
     assert [r["index"] for r in rows] == [3, 4]
     assert [content_hash(r) for r in rows] == [content_hash(generate_row(task, i)) for i in (3, 4)]
@@ -83,7 +83,7 @@ def test_materialize_validate_push_dry_run_and_eval_stored_copy(tmp_path):
 
     # lm-eval docs read from the materialized folder are the generated instances, byte for byte.
     stored = build_docs("find_the_origin", dataset_path=str(out))["test"]
-    generated = build_docs("find_the_origin", max_seq_lengths=[256, 512], num_samples=2,
+    generated = build_docs("find_the_origin", max_seq_lengths=[384, 512], num_samples=2,
                            d_values=[-15, -10, -5, -2, 2, 5, 10, 15])["test"]
     assert [r["id"] for r in stored] == [r["id"] for r in generated]
     assert [content_hash(dict(r)) for r in stored] == [content_hash(dict(r)) for r in generated]
@@ -93,7 +93,7 @@ def test_graph_config_materializes_validates_and_loads(tmp_path):
     from datasets import load_dataset
 
     out = tmp_path / "graph"
-    sets = ["--set", "context_tokens=[2048]", "--set", "connections=[1,3]", "--set", "num_samples=2"]
+    sets = ["--set", "context_tokens=[2048]", "--set", "connections=[1,2]", "--set", "num_samples=2"]
     made = run("materialize", "--config", "memory_drift_clique", "--out", str(out), "--quiet", *sets)
     assert made.returncode == 0, made.stderr
     checked = run("validate", str(out), "--quiet")  # schema + the induced-subgraph audit on every row
@@ -101,5 +101,5 @@ def test_graph_config_materializes_validates_and_loads(tmp_path):
     card = (out / "README.md").read_text()
     assert "license: apache-2.0" in card and "Memory Drift" in card
     rows = load_dataset(str(out), "memory_drift_clique", split="test")
-    task = resolve_task("memory_drift_clique", {"context_tokens": [2048], "connections": [1, 3], "num_samples": 2})
+    task = resolve_task("memory_drift_clique", {"context_tokens": [2048], "connections": [1, 2], "num_samples": 2})
     assert [content_hash(dict(r)) for r in rows] == [content_hash(generate_row(task, i)) for i in range(4)]

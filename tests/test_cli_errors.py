@@ -14,7 +14,7 @@ import pytest
 from lurch_tasks.cli import main
 
 GEN = ["generate", "--config", "find_the_origin", "--n", "1"]
-MAT = ["materialize", "--config", "find_the_origin", "--quiet", "--set", "context_tokens=[256]", "--set",
+MAT = ["materialize", "--config", "find_the_origin", "--quiet", "--set", "context_tokens=[384]", "--set",
        "num_samples=1", "--set", "d_values=[5]"]
 EVAL = ["eval", "--model", "lurch-solver", "--tasks", "find_the_origin", "--limit", "2"]
 

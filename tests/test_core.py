@@ -198,7 +198,7 @@ def test_parse_final_answer_odd_inputs():
 
 
 def test_generated_row_is_schema_valid_and_tampering_is_caught():
-    row = generate_row(resolve_task("find_the_origin", {"context_tokens": [256], "num_samples": 1}), 0)
+    row = generate_row(resolve_task("find_the_origin", {"context_tokens": [384], "num_samples": 1}), 0)
     assert schema_errors(row) == []
     validate(row)
     broken = dict(row, answer_format="haiku")

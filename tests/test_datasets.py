@@ -31,7 +31,7 @@ from lurch_tasks.hub import materialize, plan_chunks, push, render_card, summari
 from lurch_tasks.hub import upload as hub_upload
 
 CONFIG = "find_the_origin"
-SMALL = {"context_tokens": [256, 512], "num_samples": 2, "d_values": [-15, -10, -5, -2, 2, 5, 10, 15]}  # 32 rows
+SMALL = {"context_tokens": [384, 512], "num_samples": 2, "d_values": [-15, -10, -5, -2, 2, 5, 10, 15]}  # 32 rows
 FILE_ROWS = 12  # small files so the folder has several shards (12 + 12 + 8)
 
 

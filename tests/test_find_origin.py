@@ -163,11 +163,12 @@ def _distinct_lengths(task):
 
 
 @pytest.mark.parametrize("name", ["find_the_origin", "find_the_origin_random", "find_the_origin_long"])
-def test_context_tokens_within_tolerance_of_target(name):
+def test_prompt_tokens_within_tolerance_of_target(name):
     task = resolve_task(name)
     for row in iter_rows(task, _distinct_lengths(task)):
         difficulty = row["difficulty"]
-        assert within_budget_tolerance(difficulty["context_tokens"], difficulty["target_tokens"]), difficulty
+        assert within_budget_tolerance(difficulty["prompt_tokens"], difficulty["target_tokens"]), difficulty
+        assert difficulty["prompt_tokens"] == FAMILY_count(row["prompt"])
         assert difficulty["context_tokens"] == FAMILY_count(row["context"])
 
 
@@ -235,7 +236,7 @@ def test_property_any_valid_config_is_sound(d, chain_length, arrangement, positi
                   context_tokens=[tokens], num_samples=4)
     row = generate_row(task, index)
     assert FAMILY.audit(row) == []
-    assert within_budget_tolerance(row["difficulty"]["context_tokens"], tokens)
+    assert within_budget_tolerance(row["difficulty"]["prompt_tokens"], tokens)
     assert FAMILY.score(row, FAMILY.solve(row["prompt"]))["score"] == 1.0
     assert row["answer_text"] in row["context"]
 

@@ -454,7 +454,7 @@ def _name_edges(world, edges):
 def test_near_miss_decoys_sit_in_the_prompt_and_create_no_links(task):
     """With decoys=near_miss every gold cue of a prompt gets a near-miss copy in a distractor's profile of the
     same prompt: one digit off, another year, or another kind of group; exact matching still finds gold."""
-    rows = [_small_row(f"memory_drift_{task}", i, decoys="near_miss", connections=[1, 3], context_tokens=[3072])
+    rows = [_small_row(f"memory_drift_{task}", i, decoys="near_miss", connections=[1, 2], context_tokens=[3072])
             for i in range(2)]
     for row in rows:
         params = json.loads(row["params"])
@@ -488,7 +488,9 @@ def _check_rows(rows):
         assert solved["memory_drift"] == 0.0 and solved["f1"] == 1.0, row["id"]
         drifts.append(FAMILY.score(row, FAMILY.guess(row["prompt"], 0))["memory_drift"])
         difficulty = row["difficulty"]
-        assert within_budget_tolerance(difficulty["context_tokens"], difficulty["target_tokens"]), difficulty
+        assert difficulty["prompt_tokens"] == counter.count(row["prompt"])
+        if json.loads(row["params"])["config"]["prompt_style"] == "regular":  # the others share its context
+            assert within_budget_tolerance(difficulty["prompt_tokens"], difficulty["target_tokens"]), difficulty
         assert difficulty["context_tokens"] == counter.count(row["context"])
         assert difficulty["gold_edges"] == len(row["answer_items"]) > 0
     assert sum(drifts) / len(drifts) > 0.5, drifts
@@ -510,7 +512,7 @@ def test_long_configs_every_row(name):
 
 @pytest.mark.parametrize("task", ["edge", "subgraph", "clique"])
 def test_near_miss_rows_audit_clean(task):
-    rows = [_small_row(f"memory_drift_{task}", i, decoys="near_miss", connections=[1, 3], context_tokens=[3072])
+    rows = [_small_row(f"memory_drift_{task}", i, decoys="near_miss", connections=[1, 2], context_tokens=[3072])
             for i in range(2)]
     _check_rows(rows)
 
@@ -653,7 +655,7 @@ def _clear_caches():
 
 
 def test_instance_is_independent_of_order_and_count():
-    task = resolve_task("memory_drift_subgraph", {"context_tokens": [1024, 2048], "connections": [1],
+    task = resolve_task("memory_drift_subgraph", {"context_tokens": [2048, 4096], "connections": [1],
                                                   "num_samples": 4})
     forward = {r["index"]: content_hash(r) for r in iter_rows(task, range(8))}
     _clear_caches()
@@ -678,7 +680,7 @@ from lurch_tasks.core.generation import generate_row, resolve_task
 from lurch_tasks.core.instance import content_hash
 out = []
 for name in ("memory_drift_edge", "memory_drift_subgraph", "memory_drift_clique"):
-    task = resolve_task(name, {"context_tokens": [3072], "connections": [1, 3], "num_samples": 1,
+    task = resolve_task(name, {"context_tokens": [3072], "connections": [1, 2], "num_samples": 1,
                                "decoys": "near_miss"})
     out += [content_hash(generate_row(task, i)) for i in range(2)]
 print(out)
@@ -694,7 +696,7 @@ def test_identical_across_processes_with_different_hash_seeds():
         outputs.add(result.stdout.strip())
     here = []
     for name in ("memory_drift_edge", "memory_drift_subgraph", "memory_drift_clique"):
-        here += [content_hash(_small_row(name, i, connections=[1, 3], decoys="near_miss", context_tokens=[3072]))
+        here += [content_hash(_small_row(name, i, connections=[1, 2], decoys="near_miss", context_tokens=[3072]))
                  for i in range(2)]
     assert outputs == {str(here)}
 

@@ -1,6 +1,7 @@
 """lm-eval integration through the real TaskManager and CLI, with our registered baseline models."""
 
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -14,7 +15,7 @@ from lurch_tasks.core.generation import generate_row, resolve_task
 from lurch_tasks.core.instance import content_hash
 from lurch_tasks.core.registry import all_tasks
 from lurch_tasks.harness.metadata import model_argument_names, parse_metadata
-from lurch_tasks.harness.tasks import build_docs, process_results
+from lurch_tasks.harness.tasks import bin_mean, build_docs, process_results
 from lurch_tasks.harness.yamls import render_all, yaml_dir
 
 BIN = Path(sys.executable).parent
@@ -42,9 +43,9 @@ def test_task_manager_loads_every_task_and_group():
 
 
 def test_lm_eval_docs_are_the_generated_instances():
-    metadata = {"max_seq_lengths": [256, 512], "num_samples": 2, "version": "1.0.0", "pretrained": "x"}
+    metadata = {"max_seq_lengths": [384, 512], "num_samples": 2, "version": "1.0.0", "dtype": "float32"}
     docs = build_docs("find_the_origin", **metadata)["test"]
-    task = resolve_task("find_the_origin", {"context_tokens": (256, 512), "num_samples": 2})
+    task = resolve_task("find_the_origin", {"context_tokens": (384, 512), "num_samples": 2})
     assert len(docs) == task.config.size()
     for index in (0, 5, len(docs) - 1):
         assert content_hash(dict(docs[index])) == content_hash(generate_row(task, index))
@@ -69,9 +70,17 @@ def test_process_results_bins_only_their_own_doc():
     assert right["score"] == 1.0 and right["memory_drift"] == 0.0 and right["f1"] == 1.0
     assert right["score@512"] == 1.0 and f"score@d={doc['difficulty']['d']}" in right
     assert not any(key.startswith("score@1024") for key in right)
+    # Every bin of the config is reported (one count per metric); bins the doc is not in carry None.
+    other_d = next(d for d in resolve_task("find_the_origin").config.d_values if d != doc["difficulty"]["d"])
+    assert right[f"score@d={other_d}"] is None and right[f"memory_drift@d={other_d}"] is None
     for junk in ["", "\x00" * 10, "FINAL ANSWER: " * 1000, '```json\n{"a": 1}\n```']:
         scored = process_results(doc, [junk])
-        assert all(0.0 <= v <= 1.0 for v in scored.values())
+        assert all(v is None or 0.0 <= v <= 1.0 for v in scored.values())
+
+
+def test_bin_mean_averages_each_bin_over_its_own_docs():
+    assert bin_mean([1.0, None, 0.0, None, 1.0]) == pytest.approx(2 / 3)
+    assert math.isnan(bin_mean([None, None]))
 
 
 def _run(args, tmp_path, env_extra=None):
@@ -123,7 +132,7 @@ def test_graph_group_solver_perfect_random_drifts(tmp_path):
 @pytest.mark.slow
 def test_umbrella_group_and_plain_lm_eval_with_dummy(tmp_path):
     umbrella = _run([LURCH, "eval", "--model", "lurch-solver", "--tasks", "memory_drift", "--limit", "20",
-                     "--metadata", json.dumps({"max_seq_lengths": [512, 1024], "num_samples": 2}),
+                     "--metadata", json.dumps({"max_seq_lengths": [1024, 2048], "num_samples": 2}),
                      "--output_path", str(tmp_path / "umbrella")], tmp_path)
     assert umbrella.returncode == 0, umbrella.stderr[-3000:]
     results = _results(tmp_path / "umbrella")
@@ -146,3 +155,28 @@ def test_lurch_eval_bad_metadata_is_one_line(tmp_path):
     assert bad.returncode == 2
     assert "Traceback" not in bad.stderr
     assert "max_seq_length: unknown metadata key" in bad.stderr.strip().splitlines()[-1]
+
+
+@pytest.mark.slow
+def test_group_scores_are_the_doc_weighted_mean_over_all_their_docs(tmp_path):
+    """Tasks of unequal size (2, 1 and 1 docs): the group's headline metrics must be the mean over every doc,
+    and no metric may be scored on fewer docs than its task (lm-eval's group weighting uses one count)."""
+    run = _run([LURCH, "eval", "--model", "lurch-random", "--tasks", "memory_drift_graph", "--log_samples",
+                "--metadata", json.dumps({"max_seq_lengths": [2048], "num_samples": 1}),
+                "--output_path", str(tmp_path / "out")], tmp_path)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "over-weighted" not in run.stderr and "not scored on the same number" not in run.stderr
+    results = _results(tmp_path / "out")
+    samples = [json.loads(line) for path in sorted((tmp_path / "out").rglob("samples_*.jsonl"))
+               for line in path.read_text().splitlines() if line.strip()]
+    sizes = {task: sum(s["doc"]["task"] == task for s in samples)
+             for task in ("memory_drift_edge", "memory_drift_subgraph", "memory_drift_clique")}
+    assert sorted(sizes.values()) == [1, 1, 2], sizes
+    for metric in ("f1", "precision", "recall", "memory_drift", "score"):
+        expected = sum(s[metric] for s in samples) / len(samples)
+        assert results["memory_drift_graph"][f"{metric},none"] == pytest.approx(expected), metric
+    edge_docs = [s for s in samples if s["doc"]["task"] == "memory_drift_edge"]
+    for k in {s["doc"]["difficulty"]["connections"] for s in edge_docs}:
+        own = [s["f1"] for s in edge_docs if s["doc"]["difficulty"]["connections"] == k]
+        assert results["memory_drift_edge"][f"score@k={k},none"] == pytest.approx(
+            sum(s["score"] for s in edge_docs if s["doc"]["difficulty"]["connections"] == k) / len(own))

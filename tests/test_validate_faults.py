@@ -29,7 +29,7 @@ from lurch_tasks.hub.manifest import (
 )
 
 ORIGIN, GRAPH = "find_the_origin", "memory_drift_edge"
-ORIGIN_SMALL = {"context_tokens": [256, 512], "num_samples": 1, "d_values": [-5, 5, 9]}
+ORIGIN_SMALL = {"context_tokens": [384, 512], "num_samples": 1, "d_values": [-5, 5, 9]}
 GRAPH_SMALL = {"context_tokens": [2048], "connections": [1, 3], "num_samples": 2}
 
 

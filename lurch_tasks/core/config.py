@@ -36,6 +36,14 @@ def require_list(field: str, value: object) -> None:
     require(isinstance(value, tuple) and len(value) > 0, field, value, "a non-empty list, e.g. [1, 2]")
 
 
+def require_budget_knobs(tokenizer: object, chat_template: object) -> None:
+    """The two knobs every family's token budget reads (DESIGN 3.3)."""
+    require(isinstance(tokenizer, str) and bool(tokenizer), "tokenizer", tokenizer,
+            "cl100k_base, a local Hugging Face tokenizer folder, PATH.gguf, or a cached hub id")
+    require(isinstance(chat_template, bool), "chat_template", chat_template,
+            "true (count prompts inside the tokenizer's chat template) or false")
+
+
 def require_choice(field: str, value: object, choices: Iterable[object]) -> None:
     choices = tuple(choices)
     require(value in choices, field, value, " | ".join(map(str, choices)))

@@ -35,6 +35,10 @@ class Family:
     # knob -> the recorded property that reflects it (for the card and README: LURCH dispersion, say, does not
     # move with every distance knob, so analyses must know which column to read)
     knob_properties: tuple[tuple[str, str], ...] = ()
+    # Generation budget sized to the answer format of a config (lm-eval's max_gen_toks; users may override).
+    max_gen_toks: Callable[[Any], int] = field(default=lambda config: 512)
+    # The prompt token budget of a knob cell, or None when the cell is sized otherwise (e.g. in lines).
+    token_target: Callable[[Any], int | None] = field(default=lambda cell: None)
 
 
 @dataclass(frozen=True)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import bisect
+import importlib.util
 import os
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import accumulate
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 REFERENCE_TOKENIZER = "cl100k_base"
@@ -25,6 +27,10 @@ class TokenCounter(Protocol):
 
     def token_starts(self, text: str) -> list[int]:
         """Character offset at which each token of ``text`` starts (one tokenization)."""
+        ...
+
+    def chat_prompt(self, text: str) -> str:
+        """``text`` wrapped in the tokenizer's chat template as one user turn (ValueError if it has none)."""
         ...
 
 
@@ -56,28 +62,20 @@ class TiktokenCounter:
         # ASCII: one byte per character, so token starts are running sums of token byte lengths.
         return list(accumulate((len(b) for b in self._enc.decode_tokens_bytes(tokens)), initial=0))[:-1]
 
+    def chat_prompt(self, text: str) -> str:
+        raise ValueError(f"chat_template: {self.name} has no chat template; allowed: false, or a Hugging Face "
+                         "tokenizer (folder or GGUF) that has one")
+
+    end_of_turn = None
+
 
 class HFTokenCounter:
-    """Any Hugging Face tokenizer (local folder, or hub id when the machine is online)."""
+    """A Hugging Face tokenizer: a local folder, a GGUF file (``PATH.gguf``), or a hub id already in the
+    local cache. Nothing is ever downloaded."""
 
     def __init__(self, name: str) -> None:
-        try:
-            from transformers import AutoTokenizer
-        except ImportError as err:  # pragma: no cover - depends on the environment
-            raise ValueError(
-                f"tokenizer: {name!r} needs the 'hf' extra (pip install 'lurch-tasks[hf]')"
-            ) from err
         self.name = name
-        # Never download at run time: a hub id works only when it is already in the local cache.
-        try:
-            self._tok = AutoTokenizer.from_pretrained(name, local_files_only=True)
-        except (OSError, ValueError, TypeError) as err:
-            where = "is not a folder" if not os.path.exists(name) else "holds no tokenizer files"
-            raise ValueError(
-                f"tokenizer: {name!r} {where} and is not in the local Hugging Face cache (nothing is downloaded); "
-                "allowed: cl100k_base, or a local tokenizer folder, e.g. one saved with "
-                "AutoTokenizer.from_pretrained(...).save_pretrained(DIR)"
-            ) from err
+        self._tok = load_hf_tokenizer(name)
 
     def count(self, text: str) -> int:
         return len(self._tok(text, add_special_tokens=False)["input_ids"])
@@ -88,6 +86,68 @@ class HFTokenCounter:
     def token_starts(self, text: str) -> list[int]:
         enc = self._tok(text, add_special_tokens=False, return_offsets_mapping=True)
         return [start for start, _ in enc["offset_mapping"]]
+
+    def chat_prompt(self, text: str) -> str:
+        """``text`` as one user turn in the tokenizer's chat template, ready for the assistant's reply (what
+        lm-eval sends with ``--apply_chat_template``)."""
+        if not getattr(self._tok, "chat_template", None):
+            raise ValueError(f"chat_template: the tokenizer {self.name!r} has no chat template; allowed: false, or a "
+                             "tokenizer that has one")
+        return self._tok.apply_chat_template([{"role": "user", "content": text}], tokenize=False,
+                                             add_generation_prompt=True)
+
+    @property
+    def end_of_turn(self) -> str | None:
+        """The tokenizer's end-of-sequence string (an instruct model's end-of-turn marker)."""
+        return self._tok.eos_token
+
+
+_TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json", "spiece.model")
+
+
+def load_hf_tokenizer(name: str):
+    """The transformers tokenizer behind a tokenizer spec, loaded offline; one clear error when it cannot be."""
+    try:
+        from transformers import AutoTokenizer
+    except ImportError as err:  # pragma: no cover - depends on the environment
+        raise ValueError(f"tokenizer: {name!r} needs the 'hf' extra (pip install 'lurch-tasks[hf]')") from err
+    path = Path(name).expanduser()
+    if name.lower().endswith(".gguf"):
+        if not path.is_file():
+            raise ValueError(f"tokenizer: {name!r} is not a file; allowed: the path of a GGUF model file")
+        if importlib.util.find_spec("gguf") is None:
+            raise ValueError(f"tokenizer: {name!r} is a GGUF file, which needs the 'gguf' package (pip install gguf)")
+        return _load(AutoTokenizer, name, str(path.parent), gguf_file=path.name)
+    if path.is_dir():
+        if not any((path / f).is_file() for f in _TOKENIZER_FILES):
+            raise ValueError(f"tokenizer: {name!r} holds no tokenizer files ({', '.join(_TOKENIZER_FILES[:2])}, ...); "
+                             "allowed: a folder written by AutoTokenizer.from_pretrained(...).save_pretrained(DIR), "
+                             "or a GGUF file")
+        return _load(AutoTokenizer, name, str(path))
+    if path.exists() or name.startswith((".", "/", "~")):
+        raise ValueError(f"tokenizer: {name!r} is neither a tokenizer folder nor a GGUF file; allowed: "
+                         f"{REFERENCE_TOKENIZER}, a local tokenizer folder, PATH.gguf, or a cached hub id")
+    return _load(AutoTokenizer, name, name)
+
+
+def _load(auto, name: str, where: str, **kwargs):
+    """Local files first; a hub id not in the cache is fetched only when the Hub is not switched off
+    (``HF_HUB_OFFLINE``), as transformers itself would."""
+    try:
+        return auto.from_pretrained(where, local_files_only=True, **kwargs)
+    except Exception as err:  # transformers raises many types here; report one line, keep the cause chained
+        local_error = err
+    if not Path(where).exists() and os.environ.get("HF_HUB_OFFLINE", "") in ("", "0"):
+        try:
+            return auto.from_pretrained(where, **kwargs)
+        except Exception as err:  # noqa: BLE001 - reported below in one line
+            local_error = err
+    if not Path(where).exists():
+        raise ValueError(f"tokenizer: {name!r} is not a local folder or GGUF file and cannot be loaded from the local "
+                         f"Hugging Face cache (offline) or the Hub; allowed: {REFERENCE_TOKENIZER}, a local tokenizer "
+                         "folder, PATH.gguf, or a hub id") from local_error
+    first = str(local_error).strip().splitlines()[0] if str(local_error).strip() else type(local_error).__name__
+    raise ValueError(f"tokenizer: transformers cannot load {name!r}: {first}") from local_error
 
 
 @lru_cache(maxsize=8)

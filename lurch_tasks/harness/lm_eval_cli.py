@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..core.config import ConfigError
+from .errors import LibraryError, library_of
 from .metadata import MODEL_KEY
 from .yamls import yaml_dir
 
@@ -38,26 +41,66 @@ def check_limit(text: str) -> None:
                          "fraction below 1")
 
 
+def _flag(argv: list[str], name: str) -> bool:
+    """Whether ``--name`` is given as a switch (lm-eval's ``--apply_chat_template`` may also take a value)."""
+    found = _option(argv, name)
+    return name in argv or (found is not None and found[1].lower() not in ("false", "0", "none"))
+
+
+def _gen_kwarg(argv: list[str], key: str) -> str | None:
+    """One ``key=value`` of ``--gen_kwargs`` (comma-separated, or JSON)."""
+    found = _option(argv, "--gen_kwargs")
+    if not found:
+        return None
+    text = found[1].strip()
+    if text.startswith("{"):
+        try:
+            value = json.loads(text).get(key)
+        except (json.JSONDecodeError, AttributeError):
+            return None
+        return None if value is None else str(value)
+    for part in text.split(","):
+        name, _, value = part.partition("=")
+        if name.strip() == key:
+            return value.strip()
+    return None
+
+
 def lm_eval_argv(args: Sequence[str]) -> list[str]:
     """lm-eval `run` arguments with ``--include_path`` added when the user did not give one, ``--limit``
-    checked, and the chosen model's name passed to our tasks (so they accept only its arguments)."""
+    checked, and what our tasks need to know about the run passed in ``--metadata``: the chosen model's name
+    (so they accept only its arguments), ``--apply_chat_template`` and ``--gen_kwargs max_gen_toks`` (so
+    budgets and the window check count what the model will see), and our own ``--strict``."""
     argv = list(args)
     if argv and argv[0] == "run":
         argv = argv[1:]
+    strict = "--strict" in argv
+    argv = [a for a in argv if a != "--strict"]
     if not any(a == "--include_path" or a.startswith("--include_path=") for a in argv):
         argv += ["--include_path", str(yaml_dir())]
     limit = _option(argv, "--limit")
     if limit:
         check_limit(limit[1])
+    run_facts: dict[str, object] = {}
     model = _option(argv, "--model")
     if model:
+        run_facts[MODEL_KEY] = model[1]
+    if _flag(argv, "--apply_chat_template"):
+        run_facts["chat_template"] = True
+    max_gen_toks = _gen_kwarg(argv, "max_gen_toks")
+    if max_gen_toks is not None:
+        run_facts["max_gen_toks"] = max_gen_toks
+    if strict:
+        run_facts["strict"] = True
+    if run_facts:
         metadata = _option(argv, "--metadata")
         try:
             given = json.loads(metadata[1]) if metadata else {}
         except json.JSONDecodeError:
             given = None  # lm-eval reports malformed --metadata itself
         if isinstance(given, dict):
-            value = json.dumps({**given, MODEL_KEY: model[1]})
+            value = json.dumps({**run_facts, **given, MODEL_KEY: run_facts.get(MODEL_KEY, given.get(MODEL_KEY))}
+                               if model else {**run_facts, **given})
             if metadata:
                 _set_option(argv, "--metadata", metadata[0], value)
             else:
@@ -122,6 +165,13 @@ def run_lm_eval(args: Sequence[str]) -> int:
             cli_evaluate()
         except SystemExit as exit_:
             return int(exit_.code or 0) if not isinstance(exit_.code, str) else 1
+        except (KeyboardInterrupt, ConfigError):
+            raise  # ConfigError: our own one-line input error (lurch: error: ...)
+        except Exception as err:  # noqa: BLE001 - reported as the raising library's, in one line
+            library = library_of(err)
+            if os.environ.get("LURCH_TRACEBACK") or (library == "lurch_tasks" and isinstance(err, ValueError)):
+                raise  # ours: a bad knob or model argument, shown as `lurch: error: ...`
+            raise LibraryError(library, err) from err
         finally:
             sys.argv = saved
     return 0

@@ -16,14 +16,15 @@ from functools import lru_cache
 from typing import Any
 
 from ..core.config import ConfigError
+from .window import as_bool
 
 # Harness-level knob names -> config fields (RULER's name for the length axis).
 ALIASES = {"max_seq_lengths": "context_tokens"}
-HARNESS_KEYS = ("seed", "split", "tokenizer", "dataset_path")
+HARNESS_KEYS = ("seed", "split", "tokenizer", "dataset_path", "max_gen_toks", "max_model_len", "strict")
 YAML_METADATA_KEYS = ("version", "config_source")  # added by our YAMLs and by lm-eval itself
 # The length axes are mutually exclusive: setting one clears the others.
 LENGTH_AXES = ("context_tokens", "num_lines", "line_growth")
-OUR_MODEL_KEYS = ("seed", "batch_size", "max_length")
+OUR_MODEL_KEYS = ("seed", "batch_size", "max_length", "pretrained", "gguf_file")
 # `lurch eval` adds the chosen model's name under this key, so only that model's arguments pass.
 MODEL_KEY = "lurch_model"
 
@@ -34,17 +35,25 @@ class TaskRequest:
     seed: int | None
     split: str
     dataset_path: str | None = None  # read a materialized folder (or Hub copy) instead of generating
+    max_gen_toks: int | None = None  # the run's generation budget, when it is not the task's default
+    strict: bool = False  # fail instead of skipping lengths that do not fit the model's window
 
 
 def parse_metadata(config_type: type, metadata: Mapping[str, Any]) -> TaskRequest:
     """Split lm-eval's merged metadata into config overrides, seed and split (validated later)."""
     fields = {f.name for f in dataclasses.fields(config_type)}
     overrides: dict[str, Any] = {}
-    seed, split, dataset_path = None, "test", None
+    seed, split, dataset_path, max_gen_toks, strict = None, "test", None, None, False
     for key, value in metadata.items():
         field = ALIASES.get(key, key)
         if key == "seed":
             seed = _as_int("seed", value)
+        elif key == "max_gen_toks":
+            max_gen_toks = _as_int("max_gen_toks", value)
+        elif key == "strict":
+            strict = as_bool("strict", value)
+        elif key == "max_model_len":
+            continue  # read by window.model_window
         elif key == "split":
             split = str(value)
         elif key == "dataset_path":
@@ -66,13 +75,16 @@ def parse_metadata(config_type: type, metadata: Mapping[str, Any]) -> TaskReques
     for axis in LENGTH_AXES:
         if set_axes and axis in fields and axis not in overrides:
             overrides[axis] = ()
+    if dataset_path:  # a stored copy keeps its budgets; these only tell the window check how the model counts
+        overrides.pop("tokenizer", None)
+        overrides.pop("chat_template", None)
     if dataset_path and (overrides or seed is not None):
         given = sorted(overrides) + (["seed"] if seed is not None else [])
         raise ConfigError(
             f"dataset_path: {dataset_path!r} cannot be combined with {', '.join(given)}; allowed: a stored copy "
             "is read as it was materialized (regenerate it with `lurch materialize --set ...` instead)"
         )
-    return TaskRequest(overrides, seed, split, dataset_path)
+    return TaskRequest(overrides, seed, split, dataset_path, max_gen_toks, strict)
 
 
 def _as_int(field: str, value: Any) -> int:

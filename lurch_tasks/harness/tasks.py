@@ -3,35 +3,112 @@
 from __future__ import annotations
 
 import hashlib
+import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
 
-from ..core.config import config_hash
+from ..core.cells import cell_at
+from ..core.config import ConfigError, config_from_mapping, config_hash
 from ..core.generation import check_split, iter_rows, resolve_task, task_size
 from ..core.registry import get_family, get_task
 from ..core.rng import canonical_json
 from .metadata import parse_metadata
+from .window import as_bool, model_tokenizer, model_window, plan_window, warn
 
 HEADLINE_METRICS = ("score", "memory_drift", "precision", "recall", "f1")
 BINNED_METRICS = ("score", "memory_drift")
 
 
 def build_docs(task_name: str, **metadata: Any) -> dict[str, Any]:
-    """The docs of a registered task as {split: datasets.Dataset}, in doc order (golden-stride over the knob cells)."""
+    """The docs of a registered task as {split: datasets.Dataset}, in doc order (golden-stride over the knob cells).
+
+    With the model's window known (``window.model_window``), lengths whose prompt + ``max_gen_toks`` cannot fit
+    are left out with one warning line (an error with ``strict``), and any remaining doc that would not fit
+    in the model's tokenizer is dropped too: lm-eval would otherwise truncate its instructions away."""
     import datasets
-    from tqdm.auto import tqdm
 
     registered = get_task(task_name)
+    family = get_family(registered.family)
     request = parse_metadata(type(registered.config), metadata)
     check_split(request.split)
+    window = model_window(metadata)
     if request.dataset_path:
-        return {"test": _stored_docs(request.dataset_path, task_name, request.split)}
-    task = resolve_task(task_name, request.overrides, request.seed)
-    size = task_size(task)
-    rows = list(tqdm(iter_rows(task, range(size), request.split), total=size, desc=f"generating {task_name}",
-                     unit="doc", disable=size < 50))
+        rows = list(_stored_docs(request.dataset_path, task_name, request.split))
+        config = registered.config
+    else:
+        overrides = dict(request.overrides)
+        derived = model_tokenizer(metadata)
+        if derived and "tokenizer" not in overrides:
+            overrides["tokenizer"] = derived  # budgets in the model's own tokenizer (as RULER does)
+        task = resolve_task(task_name, overrides, request.seed)
+        config = task.config
+        indices = range(task_size(task))
+        if window:
+            plan = plan_window(_token_targets(family, config), window, _max_gen_toks(request, family, config))
+            if plan.skipped:
+                if request.strict:
+                    raise ConfigError(f"{plan.describe(task_name)}; allowed: shorter max_seq_lengths, a larger "
+                                      "window, or strict false to skip them")
+                warn(plan.describe(task_name) + " (strict: true fails instead)")
+                indices = [i for i in indices if family.token_target(cell_at(config, i)) not in plan.skipped]
+        rows = _generate(task, indices, request.split, task_name)
+    if window:
+        rows = _drop_unfit(rows, task_name, window, _max_gen_toks(request, family, config), metadata, request.strict)
+    if not rows:
+        raise ConfigError(f"{task_name}: no doc fits the model's {window.tokens}-token window ({window.source}); "
+                          "allowed: shorter max_seq_lengths or a smaller max_gen_toks")
     return {"test": datasets.Dataset.from_list(rows)}
+
+
+def _generate(task, indices, split: str, task_name: str) -> list[dict]:
+    from tqdm.auto import tqdm
+
+    indices = list(indices)
+    return list(tqdm(iter_rows(task, indices, split), total=len(indices), desc=f"generating {task_name}",
+                     unit="doc", disable=len(indices) < 50))
+
+
+def _token_targets(family, config) -> tuple[int, ...]:
+    return tuple(sorted({t for cell in config.cells() if (t := family.token_target(cell)) is not None}))
+
+
+def _max_gen_toks(request, family, config) -> int:
+    return request.max_gen_toks if request.max_gen_toks is not None else family.max_gen_toks(config)
+
+
+def _drop_unfit(rows: list[dict], task_name: str, window, max_gen_toks: int, metadata, strict: bool) -> list[dict]:
+    """Docs whose prompt, counted as the model will see it, leaves room for ``max_gen_toks`` in the window.
+
+    A doc budgeted in the model's tokenizer (and chat template setting) carries its exact count; others (a
+    stored folder built with another tokenizer, line-sized configs) are counted once here."""
+    from ..core.budget import prompt_meter
+
+    limit = window.tokens - max_gen_toks
+    spec = model_tokenizer(metadata)
+    chat = as_bool("chat_template", metadata.get("chat_template", False))
+    meter = prompt_meter(spec, chat) if spec else None
+    kept, dropped = [], 0
+    for row in rows:
+        params = json.loads(row["params"])
+        exact = meter is None or (params.get("tokenizer") == spec and bool(params.get("chat_template")) == chat)
+        tokens = row["difficulty"]["prompt_tokens"] if exact else meter.count(row["prompt"])
+        if tokens <= limit:
+            kept.append(row)
+        else:
+            dropped += 1
+    if dropped:
+        message = (f"{task_name}: skipping {dropped} of {len(rows)} docs whose prompt + max_gen_toks {max_gen_toks} "
+                   f"would exceed the {window.tokens}-token window ({window.source})")
+        if strict:
+            raise ConfigError(message + "; allowed: shorter prompts, a larger window, or strict false")
+        warn(message)
+    if meter is None and rows:
+        budgeted = json.loads(rows[0]["params"]).get("tokenizer")
+        warn(f"{task_name}: prompts were counted in {budgeted}, not in the model's tokenizer, so the window check is "
+             "approximate; pass tokenizer=<the model's tokenizer folder or .gguf> for exact budgets")
+    return kept
 
 
 def _stored_docs(path: str, task_name: str, split: str):
@@ -81,16 +158,41 @@ def _checked_cache_dir(folder: Path, task_name: str) -> Path:
     return Path(datasets.config.HF_DATASETS_CACHE) / "lurch-stored" / key
 
 
-def process_results(doc: dict, results: list[str]) -> dict[str, float]:
-    """Headline metrics plus per-bin variants (``score@4096``, ``score@d=-5``) for this doc's bins only."""
+def process_results(doc: dict, results: list[str]) -> dict[str, float | None]:
+    """Headline metrics plus every per-bin variant of the doc's config (``score@4096``, ``score@d=-5``): the
+    doc's own bins carry its values, the others None, so each bin is averaged over its own docs (bin_mean)
+    while every metric counts the same docs (lm-eval weights groups by one count per task)."""
     output = results[0] if results else ""
     family = get_family(doc["family"])
     metrics = family.score(doc, output if isinstance(output, str) else str(output))
-    out = {name: float(metrics[name]) for name in HEADLINE_METRICS}
-    for key in family.bin_keys(doc).values():
+    out: dict[str, float | None] = {name: float(metrics[name]) for name in HEADLINE_METRICS}
+    own = set(family.bin_keys(doc).values())
+    for suffix in _bin_names(doc):
         for name in BINNED_METRICS:
-            out[f"{name}@{key}"] = out[name]
+            out[f"{name}@{suffix}"] = out[name] if suffix in own else None
+    for suffix in own:  # a doc from a config whose declared bins miss its own (never for generated docs)
+        for name in BINNED_METRICS:
+            out.setdefault(f"{name}@{suffix}", out[name])
     return out
+
+
+_BIN_NAMES: dict[tuple[str, str], tuple[str, ...]] = {}
+
+
+def _bin_names(doc: dict) -> tuple[str, ...]:
+    """Every bin suffix of the doc's config, computed once per config."""
+    key = (doc["family"], doc["config_hash"])
+    if key not in _BIN_NAMES:
+        family = get_family(doc["family"])
+        config = config_from_mapping(family.config_type, json.loads(doc["params"])["config"])
+        _BIN_NAMES[key] = tuple(family.bin_names(config))
+    return _BIN_NAMES[key]
+
+
+def bin_mean(values: list[float | None]) -> float:
+    """Mean over the docs of one bin (None marks docs of other bins); NaN for a bin no doc reached."""
+    own = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    return sum(own) / len(own) if own else math.nan
 
 
 def doc_to_text(doc: dict) -> str:

@@ -51,6 +51,19 @@ def bin_names(config: FindOriginConfig) -> list[str]:
             + [f"chain={c}" for c in config.chain_lengths])
 
 
+REASONING_TOKENS = 256  # the prompt asks for step-by-step reasoning before the FINAL ANSWER line
+TOKENS_PER_EXTRA_LINK = 64
+
+
+def max_gen_toks(config: FindOriginConfig) -> int:
+    """Room for short reasoning and the answer line: 256 tokens for a 2-link chain, 64 more per extra link."""
+    return REASONING_TOKENS + TOKENS_PER_EXTRA_LINK * (max(config.chain_lengths) - 2)
+
+
+def token_target(cell) -> int | None:
+    return cell.length if cell.length_unit == "tokens" else None
+
+
 register_family(
     Family(
         name=FAMILY,
@@ -72,6 +85,8 @@ register_family(
             "consecutive links of a chain (negative: the later link is above)."
         ),
         compared_knobs=COMPARED_KNOBS,
+        max_gen_toks=max_gen_toks,
+        token_target=token_target,
         shortcuts=SHORTCUTS,
         probes=PROBES,
         knob_properties=(

