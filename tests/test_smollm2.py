@@ -53,7 +53,7 @@ def run(tmp_path_factory):
         "--batch_size", "1",
         "--apply_chat_template",
         "--gen_kwargs", f"max_gen_toks={MAX_GEN_TOKS}",
-        "--metadata", json.dumps({"max_seq_lengths": [TARGET], "num_samples": 1}),
+        "--metadata", json.dumps({"max_seq_lengths": [TARGET], "num_samples": 2}),
         "--output_path", str(out),
         "--log_samples",
     ]
