@@ -20,7 +20,7 @@ from lurch_tasks.core.tokens import within_budget_tolerance
 pytestmark = pytest.mark.slow
 
 TASK = "find_the_origin"
-TARGETS = (512, 768)
+TARGETS = (768, 1024)
 LIMIT = 4
 MAX_GEN_TOKS = 8
 HEADLINE = ("score,none", "memory_drift,none", "f1,none")

@@ -170,22 +170,28 @@ def process_results(doc: dict, results: list[str]) -> dict[str, float | None]:
     for suffix in _bin_names(doc):
         for name in BINNED_METRICS:
             out[f"{name}@{suffix}"] = out[name] if suffix in own else None
-    for suffix in own:  # a doc from a config whose declared bins miss its own (never for generated docs)
+    for suffix in own:  # undeclared bins of an overridden config: reported by their own docs only
         for name in BINNED_METRICS:
             out.setdefault(f"{name}@{suffix}", out[name])
     return out
 
 
-_BIN_NAMES: dict[tuple[str, str], tuple[str, ...]] = {}
+_BIN_NAMES: dict[tuple[str, str, str], tuple[str, ...]] = {}
 
 
 def _bin_names(doc: dict) -> tuple[str, ...]:
-    """Every bin suffix of the doc's config, computed once per config."""
-    key = (doc["family"], doc["config_hash"])
+    """The bins reported for every doc: those of the doc's config that the task's YAML declares (with
+    bin_mean). A bin only an overridden config has (``max_seq_lengths=[1536]``) is undeclared, so lm-eval
+    averages it with its default mean: it is reported by its own docs only, never padded with None."""
+    key = (doc["family"], doc["task"], doc["config_hash"])
     if key not in _BIN_NAMES:
         family = get_family(doc["family"])
         config = config_from_mapping(family.config_type, json.loads(doc["params"])["config"])
-        _BIN_NAMES[key] = tuple(family.bin_names(config))
+        try:
+            declared = set(family.bin_names(get_task(doc["task"]).config))
+        except ValueError:  # a config that is not registered: no YAML declares its bins
+            declared = set()
+        _BIN_NAMES[key] = tuple(name for name in family.bin_names(config) if name in declared)
     return _BIN_NAMES[key]
 
 

@@ -47,10 +47,12 @@ FIELD_DOCS = {
     "prompt style, target position): join on it to compare a knob on matched pairs",
 }
 DIFFICULTY_DOCS = {
-    "context_tokens": "context length in tokens of the config's tokenizer",
+    "context_tokens": "context length (the list or profiles alone) in tokens of the config's tokenizer",
     "context_chars": "context length in characters",
-    "target_tokens": "token target of the context (0 when the length is set another way)",
-    "prompt_tokens": "prompt length in tokens of the config's tokenizer",
+    "target_tokens": "token budget of the whole prompt (0 when the length is set another way)",
+    "prompt_tokens": "prompt length in tokens of the config's tokenizer (inside its chat template when the "
+    "config's chat_template is set): at most target_tokens and within max(1%, 16) of it (graph chain-of-thought "
+    "styles keep the regular prompt's context, so their longer request runs a few dozen tokens over)",
     "evidence_scope": "|union of evidence| / |context|, reference tokens",
     "evidence_dispersion": "non-evidence between first and last evidence / all non-evidence, reference tokens",
     "evidence_scope_chars": "evidence scope in characters",
