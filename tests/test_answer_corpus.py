@@ -12,6 +12,8 @@ import time
 from functools import lru_cache
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lurch_tasks.core.generation import generate_row, resolve_task
 from lurch_tasks.core.registry import get_family
@@ -116,6 +118,81 @@ def _assert_linear(function, unit: str) -> None:
 )  # fmt: skip
 def test_find_origin_parser_cost_is_linear_in_the_output_length(unit):
     _assert_linear(parse_final_answer, unit)
+
+
+# --- Find the Origin: the destination word and other real-model formats ------------------------------
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        'FINAL ANSWER: The origin of "cellos" is "misfired".',
+        'So the final answer is misfired.',
+        'The final answer is: **misfired**',
+        'FINAL ANSWER: \\boxed{misfired}',
+        'FINAL ANSWER: misfired is the origin of cellos',
+        'The final answer is $\\boxed{\\text{misfired}}$.',
+        'FINAL ANSWER: misfired.</s>',
+        'FINAL ANSWER: <misfired><|im_end|>',
+        'FINAL ANSWER: "misfired", the origin of "cellos"',
+        'FINAL ANSWER: misfired, the origin of cellos',
+        'The origin of "cellos" is "misfired" and "tavern" is linked to "cellos".',
+        'The origin of "cellos" is "misfired" in the sentence "a word is a word, which is"',
+    ],
+)  # fmt: skip
+def test_real_model_formats(output):
+    assert parse_final_answer(output) == parse_final_answer(output, "cellos") == "misfired", output
+
+
+@pytest.mark.parametrize(
+    "output",
+    ['FINAL ANSWER: "cellos" comes from "misfired"', "FINAL ANSWER: cellos traces back to misfired.",
+     "FINAL ANSWER: misfired -> tavern -> cellos", 'FINAL ANSWER: "cellos" ← "tavern" ← "misfired"',
+     'FINAL ANSWER: "misfired" for "cellos"'],
+)  # fmt: skip
+def test_the_destination_reads_answers_that_restate_it(output):
+    assert parse_final_answer(output, "cellos") == "misfired", output
+    assert FIND_ORIGIN.score({"answer_items": ["misfired"], "question": 'What is the origin of "cellos"? ...'},
+                             output)["score"] == 1.0
+    assert parse_final_answer(output) != "misfired"  # without the destination these are not read
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        'FINAL ANSWER: "cellos" or "misfired"',
+        'FINAL ANSWER: "misfired" or "cellos"',
+        'FINAL ANSWER: "cellos", "misfired"',
+        'FINAL ANSWER: "misfired" and "cellos"',
+        'FINAL ANSWER: cellos',
+        'FINAL ANSWER: The origin of "cellos" is "cellos".',
+        'The origin of "cellos" is "misfired" and "cellos" is the answer.',
+        'FINAL ANSWER: misfired -> tavern',
+        'FINAL ANSWER: tavern -> misfired -> cellos',
+        'FINAL ANSWER: tavern comes from misfired',
+        'FINAL ANSWER: "misfired" is not the origin of "cellos"',
+        'FINAL ANSWER: misfired and tavern are both possible',
+    ],
+)  # fmt: skip
+def test_the_destination_never_makes_a_wrong_answer_right(output):
+    doc = {"answer_items": ["misfired"], "question": 'What is the origin of "cellos"? Reason step by step.'}
+    assert FIND_ORIGIN.score(doc, output)["score"] == 0.0, (output, parse_final_answer(output, "cellos"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(), st.one_of(st.none(), st.text(max_size=20)))
+def test_find_origin_parser_never_raises_with_a_destination(text, destination):
+    result = parse_final_answer(text, destination)
+    assert result is None or isinstance(result, str)
+
+
+@pytest.mark.parametrize(
+    "unit",
+    ["cellos -> ", "FINAL ANSWER: a -> b -> ", 'and "x" is ', "final answer: x and y is the ", "comes from ",
+     '"a", the origin of "cellos" ', '"x" in the sentence "y is ', "\\boxed{\\text{", "</s><|im_end|>"],
+)  # fmt: skip
+def test_find_origin_parser_cost_is_linear_with_a_destination(unit):
+    _assert_linear(lambda text: parse_final_answer(text, "cellos"), unit)
 
 
 # --- Find the Origin: a corpus against a real row ---------------------------------------------------
@@ -340,6 +417,10 @@ def _graph_corpus() -> list[tuple[str, str, int, int]]:
 
     plain = lines("{a} -- {b}")
     wrong = f"{o[0]} -- {o[1]}"
+    people = json.loads(_graph_row()["params"])["people"]
+    shared = {s for s in (n.split()[-1] for n in people) if [n.split()[-1] for n in people].count(s) > 1}
+    # A surname maps to its one holder; a pair with a surname two people share is a false positive.
+    unique = sum(a.split()[-1] not in shared and b.split()[-1] not in shared for a, b in pairs)
     return [
         ("plain", plain, 3, 0),
         ("reversed", lines("{b} -- {a}"), 3, 0),
@@ -383,7 +464,7 @@ def _graph_corpus() -> list[tuple[str, str, int, int]]:
         ("swapped-partners", f"{a1} -- {a2}\n{b1} -- {b2}\n{a3} -- {b3}", 1, 2),
         ("unknown-person", plain + f"\nZelda Nobodyhere -- {a1}", 3, 1),
         ("first-names-only", lines("{af} -- {bf}"), 0, 3),
-        ("surnames-only", lines("{al} -- {bl}"), 0, 3),
+        ("surnames-only", lines("{al} -- {bl}"), unique, 3 - unique),
         ("duplicates", plain + "\n" + lines("{b} -- {a}") + "\n" + plain, 3, 0),
         ("self-pair", plain + f"\n{a1} -- {a1}", 3, 1),
         ("negated-paren", plain + f"\n{wrong} (not connected)", 3, 0),

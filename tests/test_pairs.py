@@ -484,3 +484,106 @@ def test_cost_is_linear_for_repeated_lines():
     line = "1. **Dr. Lena Morrow** -- Tom Baker (shared phone number)\n"
     ratio = _best_time(line * 20_000, ROSTER, repeats=2) / _best_time(line * 2_000, ROSTER)
     assert ratio < 25, ratio
+
+
+# --- natural phrasings, surnames and self pairs ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'Lena Morrow is connected to Tom Baker',
+        'Lena Morrow and Tom Baker are connected.',
+        'Lena Morrow is linked to Tom Baker.',
+        'Lena Morrow shares a phone with Tom Baker.',
+        'Lena Morrow is linked with Tom Baker through a shared plate.',
+        'Lena Morrow has a direct connection with Tom Baker',
+        'Lena Morrow shares the same flight (XO 140 on 11 May) with Tom Baker.',
+        'So, Lena Morrow is related to Tom Baker.',
+        '- **Lena Morrow** is connected to **Tom Baker**',
+        'Lena Morrow and Tom Baker share the same bank account.',
+    ],
+)  # fmt: skip
+def test_natural_phrasings(line):
+    for groups in (False, True):
+        assert parse(line, groups) == [e(LM, TB)], (line, groups)
+
+
+def test_a_relation_links_every_subject_with_every_object():
+    assert parse("Lena Morrow is connected to Tom Baker and Sam Hill.") == [e(LM, TB), e(LM, SH)]
+    assert parse("Lena Morrow is linked to Zelda Quimby.") == [edge_item(LM, "Zelda Quimby")]  # an unknown person
+    assert parse("Tom Baker is connected to the Olsen Coffee League.") == []  # not a person
+    assert parse("Born in 1966 in Cork, one of two people connected to the other.") == []
+
+
+def test_a_group_statement_is_a_group_even_without_groups():
+    clique = sorted(e(a, b) for a, b in itertools.combinations([LM, TB, SH], 2))
+    for line in ["Lena Morrow, Tom Baker and Sam Hill are all connected.",
+                 "Lena Morrow, Tom Baker, and Sam Hill are connected through a blue coupe, plate EW-220-MD.",
+                 "Lena Morrow, Tom Baker and Sam Hill share a plate."]:
+        for groups in (False, True):
+            assert sorted(parse(line, groups)) == clique, (line, groups)
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["Lena Morrow is not connected to Tom Baker", "Lena Morrow isn't linked to Tom Baker.",
+     "Lena Morrow shares no details with Tom Baker", "Lena Morrow and Tom Baker share nothing.",
+     "Lena Morrow and Tom Baker are not connected.", "Lena Morrow has no connection with Tom Baker"],
+)  # fmt: skip
+def test_negated_phrasings_give_nothing(line):
+    assert parse(line) == []
+
+
+@pytest.mark.parametrize(
+    "line, expected",
+    [("Morrow -- Baker", [e(LM, TB)]), ("Ms. Morrow and Mr. Baker share a flight.", [e(LM, TB)]),
+     ("Kovac -- Hill", [e(TAK, SH)]), ("Adeyemi-Kovac -- Hill", [e(TAK, SH)]), ("O’Neill -- Nair", [e(AO, PN)]),
+     ("Morrow is connected to Baker and Hill.", [e(LM, TB), e(LM, SH)]), ("| Morrow | Baker |", [e(LM, TB)]),
+     ("Morrow: Baker, Hill", [e(LM, TB), e(LM, SH)]), ("Morrow's -- Baker", [e(LM, TB)]),
+     ("Lena -- Tom", [edge_item("Lena", "Tom")])],
+)  # fmt: skip
+def test_an_unambiguous_surname_is_its_holder(line, expected):
+    assert parse(line) == expected
+
+
+def test_an_ambiguous_surname_is_a_false_positive():
+    roster = ["Oskar Calloway", "Soren Calloway", "Nadia Cho", "Henrik Adeyemi"]
+    gold = [edge_item("Soren Calloway", "Nadia Cho"), edge_item("Henrik Adeyemi", "Nadia Cho")]
+    for text in ["Calloway -- Cho", "Calloway and Cho share a phone.", "Calloway is linked to Cho",
+                 "Cho: Calloway", "(Calloway, Cho)"]:
+        predicted = parse_edges(text, roster)
+        assert predicted == [edge_item("Calloway", "Nadia Cho")], text
+        scores = score_items(gold, predicted)
+        assert (scores.tp, scores.fp) == (0, 1), text
+    assert parse_edges("Soren Calloway -- Cho", roster) == [gold[0]]
+    group = parse_edges("Adeyemi, Calloway, Cho", roster, groups=True)
+    scores = score_items(gold, group)
+    assert len(group) == 3 and (scores.tp, scores.fp) == (1, 2)
+    # A surname that is also someone's given name is ambiguous too; a given name never resolves.
+    roster = ["Noor Calloway", "Calloway Smith", "Kiran Vasquez", "Noor Kowalczyk"]
+    assert parse_edges("Calloway -- Vasquez", roster) == [edge_item("Calloway", "Kiran Vasquez")]
+    assert parse_edges("Kowalczyk -- Vasquez", roster) == [edge_item("Noor Kowalczyk", "Kiran Vasquez")]
+    assert parse_edges("Noor -- Vasquez", roster) == [edge_item("Noor", "Kiran Vasquez")]
+
+
+def test_self_pairs_only_from_an_explicit_pair():
+    assert parse("Lena Morrow -- Lena Morrow") == [e(LM, LM)]
+    assert parse("| Lena Morrow | Lena Morrow |") == [e(LM, LM)]
+    for text in ["Lena Morrow: Lena Morrow", "Lena Morrow, Lena Morrow", "Lena Morrow and Lena Morrow are connected",
+                 "Born in Graz, Lena Morrow holds Austrian citizenship and Lena Morrow lives in Durban.",
+                 "Lena Morrow:\n- Lena Morrow"]:
+        assert parse(text) == [], text
+
+
+@pytest.mark.parametrize(
+    "unit",
+    ["Lena Morrow shares a phone and a plate with ", "Lena Morrow is connected to ", "Morrow, Baker and ",
+     "Lena Morrow, Tom Baker and Sam Hill are all connected and ", "shares " * 7, "Calloway -- Cho\n",
+     "Lena Morrow is linked to Tom Baker\n", "Lena Morrow and Tom Baker are connected through a plate.\n"],
+)  # fmt: skip
+def test_cost_is_linear_for_sentences(unit):
+    roster = ROSTER + ["Oskar Calloway", "Soren Calloway", "Nadia Cho"]
+    repeats = max(1, 20_000 // len(unit))
+    ratio = _best_time(unit * (10 * repeats), roster, repeats=2) / max(_best_time(unit * repeats, roster), 1e-4)
+    assert ratio < 25, (unit, ratio)

@@ -26,12 +26,24 @@ Line syntax accepted by ``parse_edges`` (one connection per line):
     unless every part between the strong separators is exactly a roster name (``Morrow, Lena -- Baker, Tom``);
   * star lists: ``A: B, C`` (every listed part a roster name or a name-like phrase of 2-4 words) gives
     A-B and A-C; a line ``A:`` followed by bulleted lines that each name one person gives the same;
+  * sentences, on lines without strong separators: a relation phrase (``is connected to``, ``is linked
+    with``, ``shares a phone with``, ``has a direct connection with``, ...) pairs every person listed before
+    it with every person listed after it (``A is connected to B and C`` gives A-B and A-C); a list ending
+    in a group predicate (``are connected``, ``are all linked``, ``share``) is a group, expanded to all its
+    pairs even without ``groups`` (``A, B and C are connected`` gives three pairs). Each side must be a list
+    of roster names or 2-4 word names once leading (``So, A``) or trailing (``B through a plate``: the
+    part still resolves) non-names are dropped;
   * markdown table rows: the first two non-numeric cells, if both resolve to roster names;
   * JSON anywhere in the output (bare or fenced), see ``parse_edges``.
 
 How a line's parts (the texts between separators) become items:
-  * a part *resolves* to a roster name when its normalized text equals one (also ``Last, First``), or
-    else when it contains exactly one roster name as a whole-word substring (``Dr. Lena Morrow (pilot)``);
+  * a part *resolves* to a roster name when its normalized text equals one (also ``Last, First``), or is
+    exactly the surname of exactly one roster person (``Morrow``, ``Ms. Morrow``; the surname is all words
+    after the given name, or the last word), or else when it contains exactly one roster name as a
+    whole-word substring (``Dr. Lena Morrow (pilot)``); given names alone never resolve;
+  * a part that is exactly a surname two or more roster people share (or that is also someone's given
+    name) is *ambiguous*: it counts as a name but resolves to nobody, so its pairs are false positives
+    (``Calloway -- Cho`` with Oskar and Soren Calloway), never dropped and never guessed;
   * an unresolved part is *name-like* when it is 1-4 words that start with a capital letter (lower-case
     particles such as ``van``/``de`` allowed, common function words like ``the``/``however`` not);
     unresolved parts turn into items from their normalized text, so they count as false positives;
@@ -44,7 +56,9 @@ How a line's parts (the texts between separators) become items:
     ``MAX_GROUP`` names, larger lists are ignored); with ``groups=False`` consecutive pairs when the line
     uses strong separators (``A -- B -- C`` gives A-B and B-C) and nothing at all for a comma/``and``
     list (``A, B and C`` is ambiguous without groups);
-  * a self pair (both parts the same person) is emitted as ``edge_item(a, a)``, never a gold item.
+  * a self pair (both parts the same person) is emitted as ``edge_item(a, a)``, never a gold item, when it
+    is written as one explicit pair (``A -- A``, a table row, a JSON pair); a person named twice in prose,
+    a list, a star (``A: A``) or a sentence gives no pair.
 
 Which part of the output is the answer (``CONNECTIONS:`` markers):
   a *marker* is a line that starts, after markdown (``#``, ``>``, ``*``, ``_``, backticks), with
@@ -65,7 +79,8 @@ Negated pairs are not predictions:
     ``really``, ``truly``] ``connected``/``linked``/``related``/``matched``/``a match``/``a [real|valid|
     genuine|true] connection``/``link``/``pair``; ``isn't``, ``aren't``, ``wasn't``, ``weren't``, ``don't``,
     ``doesn't``, ``didn't`` [...] ``connected``/``linked``/``related``/``share``/``count``; ``do``/``does``/
-    ``did not share``/``count``; ``unrelated``, ``unconnected``, ``unlinked``; ``near miss(es)``/``near-miss``.
+    ``did not share``/``count``; ``unrelated``, ``unconnected``, ``unlinked``; ``near miss(es)``/``near-miss``;
+    ``share(s)``/``shared``/``has``/``have``/``had`` ``no``/``nothing``.
     A cue made only of words of roster names does not count; ``no`` inside a word (``Nolan``) never does.
     So ``No connection: A -- B``, ``A -- B (not connected)``, ``A -- B: not linked``, ``A and B are
     unrelated`` and ``A -- B — no link`` give nothing (the whole line is dropped, with any other pair on it);
@@ -142,7 +157,24 @@ _NEGATION = re.compile(
     r"|a (?:(?:real|valid|genuine|true) )?(?:connection|link|pair))\b"
     r"|\b(?:is|are|was|were|do|does|did)n[’']t (?:(?:directly|actually|really) )?"
     r"(?:connected|linked|related|share|count)\b"
-    r"|\b(?:do|does|did) not (?:share|count)\b|\bun(?:related|connected|linked)\b|\bnear[- ]miss(?:es)?\b",
+    r"|\b(?:do|does|did) not (?:share|count)\b|\bun(?:related|connected|linked)\b|\bnear[- ]miss(?:es)?\b"
+    r"|\b(?:share|shares|shared|has|have|had) (?:no|nothing)\b",
+    re.IGNORECASE,
+)
+# Natural phrasings, matched on whitespace-collapsed lines without strong separators. _RELATION links the
+# people before it to those after it ("A is connected to B"); _GROUP_PREDICATE ends a list of people who are
+# all connected ("A, B and C are connected"). The bounded word runs keep the search linear.
+_RELATION = re.compile(
+    r" (?:(?:is|are|was|were|seems to be|appears to be) )?(?:(?:also|directly|clearly|definitely) )?"
+    r"(?:connected|linked|related|tied|associated) (?:to|with) "
+    r"| (?:shares?|shared|sharing) (?:[^ ]+ ){0,5}?with "
+    r"| (?:has|have|had) (?:an? |the )?(?:(?:direct|clear|strong) )?(?:connection|link|relationship) (?:to|with) "
+    r"| (?:connects|links) (?:to|with) ",
+    re.IGNORECASE,
+)
+_GROUP_PREDICATE = re.compile(
+    r" (?:are|were) (?:(?:all|both|also|directly|clearly|mutually) )*(?:connected|linked|related)\b"
+    r"| (?:(?:all|both) )?share[sd]?\b",
     re.IGNORECASE,
 )
 _NO_CELLS = frozenset({"no", "false", "✗", "✘", "❌", "none", "not connected", "unconnected", "unrelated"})
@@ -270,6 +302,21 @@ class _Roster:
                 longest = max(longest, key.count(" ") + 1)
         self.max_words = min(longest, _MAX_NGRAM)
         self.words = {word for name in self.names for word in name.split()}
+        # Surname -> the one person who has it, or None when it is ambiguous: two or more people have it
+        # as their surname, or somebody has it as a given name ("Calloway" for Oskar and Soren Calloway).
+        holders: dict[str, set[str]] = {}
+        given: dict[str, set[str]] = {}
+        for name in self.names:
+            words = name.split()
+            if len(words) < 2:
+                continue
+            given.setdefault(words[0], set()).add(name)
+            for surname in {" ".join(words[1:]), words[-1]}:
+                holders.setdefault(surname, set()).add(name)
+        self.surnames: dict[str, str | None] = {
+            surname: next(iter(people)) if len(people | given.get(surname, set())) == 1 else None
+            for surname, people in holders.items() if surname not in self.names
+        }
 
     def negated(self, line: str) -> bool:
         """True when a whitespace-collapsed line holds a negation cue that is not made of name words."""
@@ -278,19 +325,24 @@ class _Roster:
                 return True
         return False
 
-    def resolve(self, raw: str, norm: str) -> tuple[str | None, bool]:
-        """(roster name, exact?) for a part; (None, False) when it names nobody or several people."""
+    def resolve(self, raw: str, norm: str) -> tuple[str | None, bool, bool]:
+        """(roster name, exact?, ambiguous surname?) for a part; no name when it names nobody or several
+        people. A part that is exactly a surname resolves to its one holder ("Morrow", "Ms. Morrow's");
+        a surname several people share resolves to nobody and is flagged ambiguous."""
         if not norm or not self.names:
-            return None, False
+            return None, False, False
         if norm in self.names:
-            return norm, True
+            return norm, True, False
         if raw.count(",") == 1:  # "Morrow, Lena"
             last, first = raw.split(",")
             swapped = normalize_name(f"{first} {last}")
             if swapped in self.names:
-                return swapped, True
+                return swapped, True, False
         if "'" in raw or "’" in raw:  # "Lena Morrow's phone"
             norm = normalize_name(_POSSESSIVE.sub("", raw))
+        if norm in self.surnames:
+            holder = self.surnames[norm]
+            return holder, holder is not None, holder is None
         words = norm.split()
         found = None
         covered = 0  # end of the rightmost hit so far: hits ending there or earlier are contained in it
@@ -301,24 +353,25 @@ class _Roster:
                 key = " ".join(words[start : start + size])
                 if key in self.names:
                     if found is not None and key != found:
-                        return None, False
+                        return None, False, False
                     found, covered = key, start + size
                     break
-        return found, False
+        return found, False, False
 
 
 class _Part(NamedTuple):
     norm: str  # normalized text
     name: str | None  # the roster name it resolves to
-    exact: bool  # resolved by equality, not by substring
+    exact: bool  # resolved by equality (full name, "Last, First" or an unambiguous surname), not by substring
     words: int  # number of words when unresolved and name-like, else 0
+    ambiguous: bool  # exactly a surname that several roster people share: a name, but nobody's
 
     @property
     def item_name(self) -> str:
         return self.name if self.name is not None else self.norm
 
     def good(self, strong: bool) -> bool:
-        return self.name is not None or self.words >= (1 if strong else 2)
+        return self.name is not None or self.ambiguous or self.words >= (1 if strong else 2)
 
 
 def _name_words(raw: str) -> int:
@@ -401,16 +454,18 @@ class _Parser:
 
     # --- items ----------------------------------------------------------------------------------
 
-    def add(self, a: str, b: str) -> None:
-        self.items.setdefault(_item(a, b), None)
+    def add(self, a: str, b: str, *, self_pair: bool = False) -> None:
+        """Record the edge a-b; a self pair only when ``self_pair`` (one explicit "A -- A" pair)."""
+        if a != b or self_pair:
+            self.items.setdefault(_item(a, b), None)
 
     def part(self, raw: str) -> _Part:
         cached = self._parts.get(raw)
         if cached is None:
             norm = normalize_name(raw)
-            name, exact = self.roster.resolve(raw, norm)
+            name, exact, ambiguous = self.roster.resolve(raw, norm)
             words = _name_words(raw) if name is None and norm else 0
-            cached = self._parts[raw] = _Part(norm, name, exact, words)
+            cached = self._parts[raw] = _Part(norm, name, exact, words, ambiguous)
         return cached
 
     def emit_parts(self, raws: Iterable[str], *, strong: bool, chain: bool) -> bool:
@@ -428,7 +483,7 @@ class _Parser:
             first, second = (p.good(strong) for p in parts)
             if not (first or second) or (not strong and not (first and second)):
                 return False
-            self.add(parts[0].item_name, parts[1].item_name)
+            self.add(parts[0].item_name, parts[1].item_name, self_pair=strong)
             return True
         if not all(p.good(strong) for p in parts):
             return False
@@ -486,27 +541,27 @@ class _Parser:
             return
         if line[0] in "([{" and self.tuples(line):
             return
-        line = _PAREN.sub(self._paren, line).split("(", 1)[0]
+        line = " ".join(_PAREN.sub(self._paren, line).split("(", 1)[0].split())
         segments = line.split(":")
         head = segments[0]
         if not _separators(head):
             if header is not None and bullet:
                 person = self.part(head)
-                if person.name is not None:
-                    self.add(header, person.name)
+                if person.name is not None or person.ambiguous:
+                    self.add(header, person.item_name)
                     self.header = header
                     return
             if len(segments) > 1:
                 person = self.part(head)
-                if person.name is not None:
+                if person.name is not None or person.ambiguous:
                     rest = segments[1]
                     if len(segments) == 2 and not rest.strip(_EDGE_MARKUP + ".-"):
-                        self.header = person.name
+                        self.header = person.item_name
                         return
-                    if self.star(person.name, rest):
+                    if self.star(person.item_name, rest):
                         return
         for segment in segments:
-            if _separators(segment):
+            if _separators(segment) or _RELATION.search(segment):
                 self.text(segment)
                 return
 
@@ -529,9 +584,12 @@ class _Parser:
 
     def text(self, segment: str) -> bool:
         separators = _separators(segment)
+        strong = any(kind == _STRONG for _, _, kind in separators)
+        if not strong and (self.relation(segment) or self.statement(segment)):
+            return True
         if not separators:
             return False
-        if any(kind == _STRONG for _, _, kind in separators):
+        if strong:
             boundaries = [s for s in separators if s[2] == _LIST]
             strong_pieces = _split(segment, [s for s in separators if s[2] == _STRONG])
             if boundaries and not all(self.part(piece).exact for piece in strong_pieces):  # "Morrow, Lena"
@@ -555,6 +613,48 @@ class _Parser:
             pieces = raws
         return self.emit_parts(pieces, strong=True, chain=True)
 
+    def relation(self, segment: str) -> bool:
+        """``A is connected to B``, ``A shares a phone with B and C``: every subject with every object."""
+        match = _RELATION.search(segment)
+        if match is None:
+            return False
+        subjects = self.names_of(segment[: match.start()], trim="start")
+        objects = self.names_of(segment[match.end() :], trim="end")
+        if not subjects or not objects:
+            return False
+        for a in subjects:
+            for b in objects:
+                self.add(a, b)
+        return True
+
+    def statement(self, segment: str) -> bool:
+        """``A, B and C are connected``, ``A and B share a plate``: a group, even without ``groups``."""
+        match = _GROUP_PREDICATE.search(segment)
+        if match is None:
+            return False
+        names = self.names_of(segment[: match.start()], trim="start")
+        if not 2 <= len(names) <= MAX_GROUP:
+            return False
+        for i, a in enumerate(names):
+            for b in names[i + 1 :]:
+                self.add(a, b)
+        return True
+
+    def names_of(self, text: str, trim: str) -> list[str]:
+        """The item names of a list of people (``A``, ``A and B``, ``A, B, and C``), or [] when some listed
+        part is neither a roster name nor a name of 2-4 words. Parts that are no names are dropped first
+        from the start (``So, A``) or from the end (``B, both pilots``) while more than one part remains."""
+        parts = [p for p in (self.part(raw) for raw in _split(text, _separators(text))) if p.norm]
+        if trim == "start":
+            while len(parts) > 1 and not parts[0].good(False):
+                parts.pop(0)
+        else:
+            while len(parts) > 1 and not parts[-1].good(False):
+                parts.pop()
+        if not parts or not all(p.good(False) for p in parts):
+            return []
+        return [p.item_name for p in parts]
+
     def tuples(self, line: str) -> bool:
         handled = False
         for match in _INNER_GROUP.finditer(line):
@@ -566,7 +666,7 @@ class _Parser:
 
     def star(self, center: str, rest: str) -> bool:
         parts = [p for p in (self.part(raw) for raw in _split(rest, _separators(rest))) if p.norm]
-        if not parts or not all(p.exact or p.words >= 2 for p in parts):
+        if not parts or not all(p.exact or p.ambiguous or p.words >= 2 for p in parts):
             return False
         for p in parts:
             self.add(center, p.item_name)
@@ -581,7 +681,7 @@ class _Parser:
             return  # a "Connected?" column saying no
         first, second = self.part(cells[0]), self.part(cells[1])
         if first.name is not None and second.name is not None:
-            self.add(first.name, second.name)
+            self.add(first.name, second.name, self_pair=True)
 
     # --- JSON -----------------------------------------------------------------------------------
 
@@ -635,7 +735,7 @@ class _Parser:
         if len(strings) == 2:
             parts = [self.part(s) for s in strings]
             if all(p.good(False) for p in parts):
-                self.add(parts[0].item_name, parts[1].item_name)
+                self.add(parts[0].item_name, parts[1].item_name, self_pair=True)
                 return
         elif len(strings) > 2:
             names = {p.name for p in map(self.part, strings) if p.name is not None}

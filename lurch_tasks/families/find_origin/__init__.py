@@ -9,6 +9,7 @@ from .audit import audit
 from .baselines import guess, solve
 from .config import ALL_D_VALUES, FindOriginConfig
 from .generate import COMPARED_KNOBS, FAMILY, VERSION, VOCABULARY, generate
+from .prompt import parse_question
 from .shortcuts import PROBES, SHORTCUTS
 
 CITATION = """@article{findtheorigin2024,
@@ -20,10 +21,22 @@ CITATION = """@article{findtheorigin2024,
 
 
 def score(doc: dict, output: str) -> dict[str, float]:
-    """Exact match of the parsed FINAL ANSWER against the gold origin, plus item metrics."""
-    predicted = parse_final_answer(output)
+    """Exact match of the parsed FINAL ANSWER against the gold origin, plus item metrics.
+
+    The question's destination word (from ``question``, else ``prompt``) helps read answers that restate it
+    (``"x", the origin of "y"``); docs without either are scored on the output alone.
+    """
+    predicted = parse_final_answer(output, _destination(doc))
     items = score_items(doc["answer_items"], [predicted] if predicted else [])
     return {"score": float(items.tp == 1 and items.fp == 0), **_item_metrics(items)}
+
+
+def _destination(doc: dict) -> str | None:
+    for key in ("question", "prompt"):
+        text = doc.get(key)
+        if isinstance(text, str) and text:
+            return parse_question(text)
+    return None
 
 
 def _item_metrics(items) -> dict[str, float]:
