@@ -12,6 +12,7 @@ import time
 from functools import lru_cache
 
 import pytest
+from expected_scores import expected_graph_metrics
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -323,19 +324,10 @@ def _graph_names() -> tuple[list[tuple[str, str]], list[str]]:
     return gold, others
 
 
-def _expected(tp: int, fp: int, num_gold: int) -> dict[str, float]:
-    fn = num_gold - tp
-    drift = 1.0 - max(0.0, (2 * tp - 0.5 * fp - fn) / (2 * num_gold))
-    precision = tp / (tp + fp) if tp + fp else 0.0
-    recall = tp / num_gold
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return {"score": 1.0 - drift, "memory_drift": drift, "precision": precision, "recall": recall, "f1": f1}
-
-
 def _assert_graph_score(output: str, tp: int, fp: int) -> None:
     row = _graph_row()
     scores = GRAPH.score(row, output)
-    expected = _expected(tp, fp, len(row["answer_items"]))
+    expected = expected_graph_metrics(tp, fp, len(row["answer_items"]))
     assert scores == pytest.approx(expected), (output, _predicted(output))
 
 

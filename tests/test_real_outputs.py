@@ -18,6 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import pytest
+from expected_scores import expected_graph_metrics
 
 from lurch_tasks.core.registry import get_family
 
@@ -36,16 +37,6 @@ def _entries() -> list[dict]:
         return [json.loads(line) for line in lines]
 
 
-def _expected_graph(tp: int, fp: int, num_gold: int) -> dict[str, float]:
-    """The paper's metrics from intended TP/FP (FN = P - TP), as in tests/test_answer_corpus.py."""
-    fn = num_gold - tp
-    drift = 1.0 - max(0.0, (2 * tp - 0.5 * fp - fn) / (2 * num_gold))
-    precision = tp / (tp + fp) if tp + fp else 0.0
-    recall = tp / num_gold
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return {"score": 1.0 - drift, "memory_drift": drift, "precision": precision, "recall": recall, "f1": f1}
-
-
 def _agrees(entry: dict) -> tuple[bool, dict, dict]:
     doc = _docs()[entry["doc_id"]]
     scores = get_family(doc["family"]).score(doc, entry["output"])
@@ -53,7 +44,7 @@ def _agrees(entry: dict) -> tuple[bool, dict, dict]:
     if doc["family"] == "find_the_origin":
         expected = {"score": float(intended["score"])}
         return scores["score"] == expected["score"], scores, expected
-    expected = _expected_graph(intended["tp"], intended["fp"], len(doc["answer_items"]))
+    expected = expected_graph_metrics(intended["tp"], intended["fp"], len(doc["answer_items"]))
     return all(scores[k] == pytest.approx(v) for k, v in expected.items()), scores, expected
 
 
