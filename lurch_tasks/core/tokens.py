@@ -76,6 +76,10 @@ class HFTokenCounter:
     def __init__(self, name: str) -> None:
         self.name = name
         self._tok = load_hf_tokenizer(name)
+        # We only count: silence "sequence length is longer than the specified maximum" for long prompts, but
+        # keep the tokenizer's own limit for the window check (harness.window).
+        self.model_max_length = self._tok.model_max_length
+        self._tok.model_max_length = 10**30
 
     def count(self, text: str) -> int:
         return len(self._tok(text, add_special_tokens=False)["input_ids"])

@@ -76,7 +76,7 @@ def _hf_window(pretrained: str, gguf_file: str | None) -> int | None:
     from ..core.tokens import get_token_counter
 
     spec = str(Path(pretrained) / gguf_file) if gguf_file else pretrained
-    limit = getattr(getattr(get_token_counter(spec), "_tok", None), "model_max_length", None)
+    limit = getattr(get_token_counter(spec), "model_max_length", None)
     return limit if isinstance(limit, int) and 0 < limit < _HUGE else LM_EVAL_DEFAULT_WINDOW
 
 
