@@ -832,3 +832,16 @@ def test_train_and_test_splits_use_different_worlds():
     train_people = set(json.loads(train_row["params"])["people"])
     assert json.loads(test_row["params"])["world_seed"] != json.loads(train_row["params"])["world_seed"]
     assert len(test_people & train_people) < 0.5 * len(test_people)
+
+
+def test_contexts_beyond_the_name_lists_fail_before_any_work():
+    from lurch_tasks.families.graph.config import largest_context_tokens, max_world_size
+
+    largest = largest_context_tokens()
+    assert resolve_task("memory_drift_edge", {"context_tokens": [largest]}).config.resolved_world_size() \
+        <= max_world_size()
+    with pytest.raises(ConfigError, match=f"context_tokens: {largest + 1} is not allowed: .* allowed: targets up to "
+                                          f"{largest}"):
+        resolve_task("memory_drift_edge", {"context_tokens": [largest + 1]})
+    with pytest.raises(ConfigError, match="world_size: 20000 is not allowed"):
+        resolve_task("memory_drift_edge", {"world_size": 20000})

@@ -180,3 +180,23 @@ def test_group_scores_are_the_doc_weighted_mean_over_all_their_docs(tmp_path):
         own = [s["f1"] for s in edge_docs if s["doc"]["difficulty"]["connections"] == k]
         assert results["memory_drift_edge"][f"score@k={k},none"] == pytest.approx(
             sum(s["score"] for s in edge_docs if s["doc"]["difficulty"]["connections"] == k) / len(own))
+
+
+def test_max_docs_builds_the_same_first_docs_as_a_full_build():
+    metadata = {"max_seq_lengths": [2048, 4096], "num_samples": 1}
+    full = build_docs("memory_drift_edge", **metadata)["test"]
+    first = build_docs("memory_drift_edge", **metadata, max_docs=3)["test"]
+    assert len(first) == 3 < len(full)
+    assert [content_hash(dict(first[i])) for i in range(3)] == [content_hash(dict(full[i])) for i in range(3)]
+
+
+def test_lurch_eval_limits_generation_and_indexes_only_our_tasks_when_it_can():
+    from lurch_tasks.harness.lm_eval_cli import lm_eval_argv, only_our_tasks
+
+    argv = lm_eval_argv(["--model", "lurch-solver", "--tasks", "memory_drift,find_the_origin", "--limit", "20"])
+    assert json.loads(argv[argv.index("--metadata") + 1])["max_docs"] == 20
+    assert only_our_tasks(argv)
+    fraction = lm_eval_argv(["--model", "lurch-solver", "--tasks", "find_the_origin", "--limit", "0.5"])
+    assert "max_docs" not in json.loads(fraction[fraction.index("--metadata") + 1])
+    assert not only_our_tasks(lm_eval_argv(["--model", "hf", "--tasks", "find_the_origin,hellaswag"]))
+    assert only_our_tasks(lm_eval_argv(["--model", "hf", "--tasks", "lurch,find_the_origin__0123456789ab"]))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -66,6 +67,29 @@ def _gen_kwarg(argv: list[str], key: str) -> str | None:
     return None
 
 
+def _whole_limit(text: str) -> int | None:
+    """``--limit N`` as a doc count (None for a fraction, whose count depends on the full size)."""
+    value = float(text)
+    return int(value) if value >= 1 else None
+
+
+def our_task_names() -> frozenset[str]:
+    """Every task, group and tag name our YAMLs define."""
+    from .yamls import TAG, render_all
+
+    return frozenset({name.removesuffix(".yaml").lstrip("_") for name in render_all()} | {TAG})
+
+
+def only_our_tasks(argv: list[str]) -> bool:
+    """Whether every ``--tasks`` name is ours (then lm-eval need not index its thousands of built-in tasks)."""
+    tasks = _option(argv, "--tasks")
+    if not tasks:
+        return False
+    names = [name.strip() for name in tasks[1].split(",") if name.strip()]
+    ours = our_task_names()
+    return bool(names) and all(name.split("__", 1)[0] in ours for name in names)
+
+
 def lm_eval_argv(args: Sequence[str]) -> list[str]:
     """lm-eval `run` arguments with ``--include_path`` added when the user did not give one, ``--limit``
     checked, and what our tasks need to know about the run passed in ``--metadata``: the chosen model's name
@@ -92,6 +116,9 @@ def lm_eval_argv(args: Sequence[str]) -> list[str]:
         run_facts["max_gen_toks"] = max_gen_toks
     if strict:
         run_facts["strict"] = True
+    docs = _whole_limit(limit[1]) if limit else None
+    if docs and _option(argv, "--samples") is None:
+        run_facts["max_docs"] = docs  # lm-eval reads only the first N docs: generate only those
     if run_facts:
         metadata = _option(argv, "--metadata")
         try:
@@ -143,6 +170,26 @@ def folder_task_names(argv: list[str], include_dir: Path) -> list[str]:
     return renamed
 
 
+@contextlib.contextmanager
+def _own_tasks_only(enabled: bool):
+    """While lm-eval runs, its TaskManager indexes only the include path (our YAMLs), not its built-in tasks."""
+    import lm_eval.tasks
+
+    original = lm_eval.tasks.TaskManager
+
+    class OwnTasksOnly(original):  # a subclass, so isinstance checks still hold
+        def __init__(self, *args, **kwargs):
+            kwargs.setdefault("include_defaults", False)
+            super().__init__(*args, **kwargs)
+
+    if enabled:
+        lm_eval.tasks.TaskManager = OwnTasksOnly
+    try:
+        yield
+    finally:
+        lm_eval.tasks.TaskManager = original
+
+
 def run_lm_eval(args: Sequence[str]) -> int:
     from lm_eval.__main__ import cli_evaluate
 
@@ -162,7 +209,8 @@ def run_lm_eval(args: Sequence[str]) -> int:
                       "registered tasks)", file=sys.stderr)
         sys.argv = argv
         try:
-            cli_evaluate()
+            with _own_tasks_only(only_our_tasks(argv)):
+                cli_evaluate()
         except SystemExit as exit_:
             return int(exit_.code or 0) if not isinstance(exit_.code, str) else 1
         except (KeyboardInterrupt, ConfigError):

@@ -20,7 +20,7 @@ from .window import as_bool
 
 # Harness-level knob names -> config fields (RULER's name for the length axis).
 ALIASES = {"max_seq_lengths": "context_tokens"}
-HARNESS_KEYS = ("seed", "split", "tokenizer", "dataset_path", "max_gen_toks", "max_model_len", "strict")
+HARNESS_KEYS = ("seed", "split", "tokenizer", "dataset_path", "max_gen_toks", "max_model_len", "strict", "max_docs")
 YAML_METADATA_KEYS = ("version", "config_source")  # added by our YAMLs and by lm-eval itself
 # The length axes are mutually exclusive: setting one clears the others.
 LENGTH_AXES = ("context_tokens", "num_lines", "line_growth")
@@ -37,13 +37,14 @@ class TaskRequest:
     dataset_path: str | None = None  # read a materialized folder (or Hub copy) instead of generating
     max_gen_toks: int | None = None  # the run's generation budget, when it is not the task's default
     strict: bool = False  # fail instead of skipping lengths that do not fit the model's window
+    max_docs: int | None = None  # generate only the first N docs (`lurch eval --limit N`)
 
 
 def parse_metadata(config_type: type, metadata: Mapping[str, Any]) -> TaskRequest:
     """Split lm-eval's merged metadata into config overrides, seed and split (validated later)."""
     fields = {f.name for f in dataclasses.fields(config_type)}
     overrides: dict[str, Any] = {}
-    seed, split, dataset_path, max_gen_toks, strict = None, "test", None, None, False
+    seed, split, dataset_path, max_gen_toks, strict, max_docs = None, "test", None, None, False, None
     for key, value in metadata.items():
         field = ALIASES.get(key, key)
         if key == "seed":
@@ -52,6 +53,8 @@ def parse_metadata(config_type: type, metadata: Mapping[str, Any]) -> TaskReques
             max_gen_toks = _as_int("max_gen_toks", value)
         elif key == "strict":
             strict = as_bool("strict", value)
+        elif key == "max_docs":
+            max_docs = _as_int("max_docs", value) if value not in (None, "") else None
         elif key == "max_model_len":
             continue  # read by window.model_window
         elif key == "split":
@@ -84,7 +87,7 @@ def parse_metadata(config_type: type, metadata: Mapping[str, Any]) -> TaskReques
             f"dataset_path: {dataset_path!r} cannot be combined with {', '.join(given)}; allowed: a stored copy "
             "is read as it was materialized (regenerate it with `lurch materialize --set ...` instead)"
         )
-    return TaskRequest(overrides, seed, split, dataset_path, max_gen_toks, strict)
+    return TaskRequest(overrides, seed, split, dataset_path, max_gen_toks, strict, max_docs)
 
 
 def _as_int(field: str, value: Any) -> int:

@@ -35,8 +35,9 @@ def build_docs(task_name: str, **metadata: Any) -> dict[str, Any]:
     check_split(request.split)
     window = model_window(metadata)
     if request.dataset_path:
-        rows = list(_stored_docs(request.dataset_path, task_name, request.split))
         config = registered.config
+        stored = list(_stored_docs(request.dataset_path, task_name, request.split))
+        rows, total = _fit_check(window, request, family, config, metadata)(stored), len(stored)
     else:
         overrides = dict(request.overrides)
         derived = model_tokenizer(metadata)
@@ -53,21 +54,35 @@ def build_docs(task_name: str, **metadata: Any) -> dict[str, Any]:
                                       "window, or strict false to skip them")
                 warn(plan.describe(task_name) + " (strict: true fails instead)")
                 indices = [i for i in indices if family.token_target(cell_at(config, i)) not in plan.skipped]
-        rows = _generate(task, indices, request.split, task_name)
+        rows, total = _generate(task, list(indices), request.split, task_name, request.max_docs,
+                                _fit_check(window, request, family, config, metadata))
     if window:
-        rows = _drop_unfit(rows, task_name, window, _max_gen_toks(request, family, config), metadata, request.strict)
-    if not rows:
+        _report_unfit(rows, total, task_name, window, _max_gen_toks(request, family, config), metadata,
+                      request.strict)
+    if not rows and window:
         raise ConfigError(f"{task_name}: no doc fits the model's {window.tokens}-token window ({window.source}); "
                           "allowed: shorter max_seq_lengths or a smaller max_gen_toks")
     return {"test": datasets.Dataset.from_list(rows)}
 
 
-def _generate(task, indices, split: str, task_name: str) -> list[dict]:
+def _generate(task, indices: list[int], split: str, task_name: str, max_docs: int | None,
+              keep) -> tuple[list[dict], int]:
+    """Rows of ``indices`` in order, those ``keep`` leaves, stopping at ``max_docs`` kept rows (``lurch eval
+    --limit N``: the doc order makes any prefix balanced, and the first N docs are the same either way).
+    Returns the rows and how many were generated."""
     from tqdm.auto import tqdm
 
-    indices = list(indices)
-    return list(tqdm(iter_rows(task, indices, split), total=len(indices), desc=f"generating {task_name}",
-                     unit="doc", disable=len(indices) < 50))
+    wanted = len(indices) if max_docs is None else min(max_docs, len(indices))
+    rows: list[dict] = []
+    done = 0
+    with tqdm(total=wanted, desc=f"generating {task_name}", unit="doc", disable=wanted < 50) as bar:
+        while len(rows) < wanted and done < len(indices):
+            chunk = indices[done:done + wanted - len(rows)]
+            done += len(chunk)
+            kept = keep(list(iter_rows(task, chunk, split)))
+            rows += kept
+            bar.update(len(kept))
+    return rows, done
 
 
 def _token_targets(family, config) -> tuple[int, ...]:
@@ -78,37 +93,41 @@ def _max_gen_toks(request, family, config) -> int:
     return request.max_gen_toks if request.max_gen_toks is not None else family.max_gen_toks(config)
 
 
-def _drop_unfit(rows: list[dict], task_name: str, window, max_gen_toks: int, metadata, strict: bool) -> list[dict]:
-    """Docs whose prompt, counted as the model will see it, leaves room for ``max_gen_toks`` in the window.
-
-    A doc budgeted in the model's tokenizer (and chat template setting) carries its exact count; others (a
-    stored folder built with another tokenizer, line-sized configs) are counted once here."""
+def _fit_check(window, request, family, config, metadata):
+    """The docs whose prompt, counted as the model will see it, leaves room for ``max_gen_toks`` in the window
+    (all of them when the window is unknown). A doc budgeted in the model's tokenizer (and chat template
+    setting) carries its exact count; others (a stored folder built with another tokenizer, line-sized
+    configs) are counted once here."""
     from ..core.budget import prompt_meter
 
-    limit = window.tokens - max_gen_toks
+    if window is None:
+        return lambda rows: rows
+    limit = window.tokens - _max_gen_toks(request, family, config)
     spec = model_tokenizer(metadata)
     chat = as_bool("chat_template", metadata.get("chat_template", False))
     meter = prompt_meter(spec, chat) if spec else None
-    kept, dropped = [], 0
-    for row in rows:
+
+    def fits(row: dict) -> bool:
         params = json.loads(row["params"])
         exact = meter is None or (params.get("tokenizer") == spec and bool(params.get("chat_template")) == chat)
-        tokens = row["difficulty"]["prompt_tokens"] if exact else meter.count(row["prompt"])
-        if tokens <= limit:
-            kept.append(row)
-        else:
-            dropped += 1
+        return (row["difficulty"]["prompt_tokens"] if exact else meter.count(row["prompt"])) <= limit
+
+    return lambda rows: [row for row in rows if fits(row)]
+
+
+def _report_unfit(rows: list[dict], total: int, task_name: str, window, max_gen_toks: int, metadata,
+                  strict: bool) -> None:
+    dropped = total - len(rows)
     if dropped:
-        message = (f"{task_name}: skipping {dropped} of {len(rows)} docs whose prompt + max_gen_toks {max_gen_toks} "
+        message = (f"{task_name}: skipping {dropped} of {total} docs whose prompt + max_gen_toks {max_gen_toks} "
                    f"would exceed the {window.tokens}-token window ({window.source})")
         if strict:
             raise ConfigError(message + "; allowed: shorter prompts, a larger window, or strict false")
         warn(message)
-    if meter is None and rows:
+    if not model_tokenizer(metadata) and rows:
         budgeted = json.loads(rows[0]["params"]).get("tokenizer")
         warn(f"{task_name}: prompts were counted in {budgeted}, not in the model's tokenizer, so the window check is "
              "approximate; pass tokenizer=<the model's tokenizer folder or .gguf> for exact budgets")
-    return kept
 
 
 def _stored_docs(path: str, task_name: str, split: str):

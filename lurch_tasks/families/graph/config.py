@@ -36,6 +36,27 @@ OTHER_STRUCTURES = tuple([("star", d + 1) for d in range(2, 7) for _ in range(2)
 OTHER_STRUCTURE_PEOPLE = sum(n for _, n in OTHER_STRUCTURES)
 
 
+def _people_for(context_tokens: int) -> int:
+    """World size that fills a context with distractors: profiles are at least ~60 tokens, 60% spare."""
+    return int(context_tokens // 60 * 1.6) + 200
+
+
+def max_world_size() -> int:
+    """Distinct full names the shipped name lists allow (world.make_people draws at most half of them)."""
+    from ...core.vocab import load_words
+
+    return len(load_words("first_names.txt")) * len(load_words("last_names.txt")) // 2
+
+
+def largest_context_tokens() -> int:
+    """The largest context target whose automatic world fits the name lists."""
+    low, high = 256, MAX_CONTEXT_TOKENS
+    while low < high:  # the world size grows with the target: bisect for the last that fits
+        mid = (low + high + 1) // 2
+        low, high = (mid, high) if _people_for(mid) <= max_world_size() else (low, mid - 1)
+    return low
+
+
 class Cell(NamedTuple):
     connections: int
     context_tokens: int
@@ -92,10 +113,15 @@ class GraphConfig:
         require_number("separation_jitter", self.separation_jitter, 0.0, 0.5)
         require_choice("decoys", self.decoys, DECOYS)
         require_choice("prompt_style", self.prompt_style, PROMPT_STYLES)
-        smallest = self.min_world_size()
+        smallest, largest = self.min_world_size(), max_world_size()
         ok = isinstance(self.world_size, int) and not isinstance(self.world_size, bool) and (
-            self.world_size == 0 or smallest <= self.world_size <= 20_000)
-        require(ok, "world_size", self.world_size, f"0 (automatic) or an integer in {smallest}..20000")
+            self.world_size == 0 or smallest <= self.world_size <= largest)
+        require(ok, "world_size", self.world_size, f"0 (automatic) or an integer in {smallest}..{largest}")
+        if not self.world_size and self.resolved_world_size() > largest:
+            raise ConfigError(
+                f"context_tokens: {max(self.context_tokens)} is not allowed: it needs a world of "
+                f"{self.resolved_world_size()} people and the name lists hold {largest}; allowed: targets up to "
+                f"{largest_context_tokens()}")
         require_int_range("num_samples", self.num_samples, 1, 1_000_000)
         require_budget_knobs(self.tokenizer, self.chat_template)
         if not self.cells():
@@ -139,5 +165,4 @@ class GraphConfig:
         """Enough people for the structures plus distractors filling the largest context."""
         if self.world_size:
             return self.world_size
-        distractors = max(self.context_tokens) // 60  # profiles are at least ~60 tokens
-        return max(400, self.min_world_size(), int(distractors * 1.6) + 200)
+        return max(400, self.min_world_size(), _people_for(max(self.context_tokens)))
