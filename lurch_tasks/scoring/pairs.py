@@ -97,6 +97,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
 from typing import NamedTuple
 
 __all__ = ["MAX_GROUP", "TITLES", "edge_item", "normalize_name", "parse_edges"]
@@ -246,8 +247,21 @@ def _parse_unguarded(output: object, roster: Sequence[str], *, groups: bool = Fa
         output = "" if output is None else str(output)
     if isinstance(roster, str):
         roster = [roster]
-    names = _Roster(() if roster is None else roster)
+    names = _cached_roster(tuple(roster) if roster is not None else ())
     return _answer_items(output, lambda text: _Parser(names, groups).run(text))
+
+
+def _cached_roster(names: tuple) -> _Roster:
+    """The normalized roster of a prompt, built once per roster (a 128k prompt has hundreds of people)."""
+    try:
+        return _roster(names)
+    except TypeError:  # unhashable entries: build it uncached (they normalize to nothing anyway)
+        return _Roster(names)
+
+
+@lru_cache(maxsize=32)
+def _roster(names: tuple) -> _Roster:
+    return _Roster(names)
 
 
 def _answer_items(text: str, parse: Callable[[str], list[str]]) -> list[str]:
