@@ -200,6 +200,7 @@ class LurchBuilder(datasets.GeneratorBasedBuilder):
 
     FAMILY: str = ""
     BUILDER_CONFIG_CLASS = LurchBuilderConfig
+    DEFAULT_WRITER_BATCH_SIZE = 16  # rows buffered before an Arrow write: memory flat in the instance count
 
     def _task(self) -> Task:
         check_limit(self.config.limit)

@@ -26,7 +26,6 @@ from ..core.workers import mortal_children
 from ..dataset_builders._builder import SPLIT, builder_class, check_limit, num_rows, resolved_task
 from .card import render_card
 from .layout import (
-    HASH_BATCH_ROWS,
     HF_META_KEY,
     MAX_BYTES_PER_FILE,
     MAX_ROWS_PER_FILE,
@@ -61,42 +60,78 @@ AUDIT_ROWS = 240  # rows the card's shortcut audit reads (evenly spaced)
 # ---------------------------------------------------------------- materialize
 
 
-def _row_stats(table: pa.Table) -> tuple[list[str], list[int]]:
-    """Content hash and canonical-JSON size of every row, in table order."""
-    hashes: list[str] = []
-    sizes: list[int] = []
-    for batch in table.to_batches(max_chunksize=HASH_BATCH_ROWS):
-        for row in batch.to_pylist():
-            hashes.append(content_hash(row))
-            sizes.append(len(canonical_json(row)))
-    return hashes, sizes
+def _arrow_batches(files: Sequence[str]) -> Iterator[pa.RecordBatch]:
+    """Record batches of the builder's Arrow cache files in order, read one at a time (not memory-mapped), so
+    memory stays flat in the number of rows."""
+    for path in files:
+        with pa.OSFile(path, "rb") as source:
+            yield from pa.ipc.open_stream(source)
+
+
+class _RowStats:
+    """One streaming pass over the rows: content hashes, canonical-JSON sizes, the index column, the first row
+    and the rows at ``keep`` positions (for the card's audit)."""
+
+    def __init__(self, batches: Iterator[pa.RecordBatch], keep: Sequence[int]) -> None:
+        self.hashes: list[str] = []
+        self.sizes: list[int] = []
+        self.indices: list[int] = []
+        self.first: dict[str, Any] | None = None
+        self.kept: list[dict[str, Any]] = []
+        wanted = set(keep)
+        for batch in batches:
+            for row in batch.to_pylist():
+                position = len(self.hashes)
+                self.hashes.append(content_hash(row))
+                self.sizes.append(len(canonical_json(row)))
+                self.indices.append(row["index"])
+                if self.first is None:
+                    self.first = row
+                if position in wanted:
+                    self.kept.append(row)
+
+
+def _next_rows(batches: Iterator[pa.RecordBatch], pending: list[pa.RecordBatch], count: int) -> pa.Table:
+    """The next ``count`` rows of the stream as one table; the rest of the last batch stays in ``pending``."""
+    taken, have = [], 0
+    while have < count:
+        batch = pending.pop(0) if pending else next(batches)
+        if have + batch.num_rows > count:
+            cut = count - have
+            pending.insert(0, batch.slice(cut))
+            batch = batch.slice(0, cut)
+        taken.append(batch)
+        have += batch.num_rows
+    return pa.Table.from_batches(taken)
 
 
 def _write_config(
-    table: pa.Table,
+    batches: Iterator[pa.RecordBatch],
+    schema: pa.Schema,
     features: datasets.Features,
     meta: dict[str, Any],
     sizes: Sequence[int],
     config_dir: Path,
     max_rows_per_file: int,
 ) -> None:
-    """Write ``table`` as ``config_dir/test-KKKKK-of-NNNNN.parquet`` with fixed cuts and writer options."""
+    """Write the streamed rows as ``config_dir/test-KKKKK-of-NNNNN.parquet`` with fixed cuts and writer options;
+    one row group is in memory at a time."""
     metadata = {
         HF_META_KEY: json.dumps({"info": {"features": features.to_dict()}}).encode("utf-8"),
         META_KEY: canonical_json(meta).encode("ascii"),
     }
-    schema = table.schema.with_metadata(metadata)
+    schema = schema.with_metadata(metadata)
     files = plan_chunks(sizes, max_rows_per_file, MAX_BYTES_PER_FILE)
     config_dir.mkdir(parents=True)
+    pending: list[pa.RecordBatch] = []
     for shard, (start, stop) in enumerate(files):
-        # One contiguous chunk per column, so page layout cannot depend on how the build was chunked.
-        part = table.slice(start, stop - start).combine_chunks().replace_schema_metadata(metadata)
         groups = plan_chunks(sizes[start:stop], ROW_GROUP_ROWS, ROW_GROUP_BYTES)
         with pq.ParquetWriter(str(config_dir / shard_file_name(shard, len(files))), schema, **PARQUET_OPTIONS) as w:
             for group_start, group_stop in groups:
-                w.write_table(
-                    part.slice(group_start, group_stop - group_start), row_group_size=group_stop - group_start
-                )
+                # One contiguous chunk per column and row group, so page layout cannot depend on how the
+                # build was chunked.
+                group = _next_rows(batches, pending, group_stop - group_start).combine_chunks()
+                w.write_table(group.replace_schema_metadata(metadata), row_group_size=group_stop - group_start)
 
 
 def _build_config(
@@ -121,13 +156,15 @@ def _build_config(
     )
     builder.download_and_prepare(num_proc=num_proc if num_proc > 1 else None)
     dataset = builder.as_dataset(split=SPLIT)
-    table = dataset.data.table
+    files = [entry["filename"] for entry in dataset.cache_files]
+    schema = dataset.data.table.schema
+    del dataset  # rows are streamed from the cache files from here on
     expected = num_rows(task, limit)
-    if table.column("index").to_pylist() != list(range(expected)):
+    stats = _RowStats(_arrow_batches(files), spread_indices(expected, AUDIT_ROWS))
+    if stats.indices != list(range(expected)):
         raise RuntimeError(f"{name}: the builder returned rows out of index order or incomplete")
-    hashes, sizes = _row_stats(table)
-    first = table.slice(0, 1).to_pylist()[0]
-    audit = _shortcut_audit(task, table)
+    hashes, sizes, first = stats.hashes, stats.sizes, stats.first
+    audit = _shortcut_audit(task, stats.kept)
     meta = {
         "config_name": name,
         "task": task.name,
@@ -148,13 +185,12 @@ def _build_config(
         "shortcut_audit": audit,
         "generator": f"lurch-tasks {__version__}",
     }
-    _write_config(table, builder.info.features, meta, sizes, build_dir / name, max_rows_per_file)
+    _write_config(_arrow_batches(files), schema, builder.info.features, meta, sizes, build_dir / name,
+                  max_rows_per_file)
 
 
-def _shortcut_audit(task: Task, table: pa.Table) -> dict[str, Any]:
+def _shortcut_audit(task: Task, rows: list[dict[str, Any]]) -> dict[str, Any]:
     """The shortcut audit on (up to ``AUDIT_ROWS`` evenly spaced of) the rows being written, for the card."""
-    positions = spread_indices(table.num_rows, AUDIT_ROWS)
-    rows = table.take(positions).to_pylist()
     result = audit_rows(task, rows)
     return {"rows": result.rows, "passed": result.passed, "lines": lines_to_json(result.lines)}
 

@@ -32,7 +32,7 @@ from ..dataset_builders._builder import SPLIT
 MAX_ROWS_PER_FILE = 100_000
 MAX_BYTES_PER_FILE = 500 * 2**20  # measured as canonical-JSON bytes of the rows (a content-only estimate)
 ROW_GROUP_ROWS = 1_000
-ROW_GROUP_BYTES = 64 * 2**20
+ROW_GROUP_BYTES = 4 * 2**20  # small row groups: materialize holds one at a time, so memory stays flat
 PARQUET_OPTIONS: dict[str, Any] = {
     "version": "2.6",
     "compression": "zstd",
