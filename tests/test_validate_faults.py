@@ -64,7 +64,8 @@ def _rewrite_rows(folder: Path, config: str, rows: list[dict]) -> None:
     meta = {**meta, "num_examples": len(rows), "fingerprint": hub_layout.fingerprint(hashes)}
     shutil.rmtree(config_dir)
     sizes = [len(canonical_json(row)) for row in rows]
-    hub_build._write_config(table, features, meta, sizes, config_dir, 4 if config == ORIGIN else 100_000)
+    hub_build._write_config(iter(table.to_batches()), table.schema, features, meta, sizes, config_dir,
+                            4 if config == ORIGIN else 100_000)
     _recompute_card_and_manifest(folder)
 
 
