@@ -43,9 +43,11 @@ def check_limit(text: str) -> None:
 
 
 def _flag(argv: list[str], name: str) -> bool:
-    """Whether ``--name`` is given as a switch (lm-eval's ``--apply_chat_template`` may also take a value)."""
+    """Whether the switch ``--name`` is on (lm-eval's ``--apply_chat_template`` may also take a value)."""
     found = _option(argv, name)
-    return name in argv or (found is not None and found[1].lower() not in ("false", "0", "none"))
+    if found and not found[1].startswith("-"):
+        return found[1].lower() not in ("false", "0", "none")
+    return name in argv
 
 
 def _gen_kwarg(argv: list[str], key: str) -> str | None:
@@ -75,9 +77,9 @@ def _whole_limit(text: str) -> int | None:
 
 def our_task_names() -> frozenset[str]:
     """Every task, group and tag name our YAMLs define."""
-    from .yamls import TAG, render_all
+    from .yamls import TAG
 
-    return frozenset({name.removesuffix(".yaml").lstrip("_") for name in render_all()} | {TAG})
+    return frozenset({path.stem.lstrip("_") for path in yaml_dir().glob("*.yaml")} | {TAG})
 
 
 def only_our_tasks(argv: list[str]) -> bool:
@@ -126,8 +128,10 @@ def lm_eval_argv(args: Sequence[str]) -> list[str]:
         except json.JSONDecodeError:
             given = None  # lm-eval reports malformed --metadata itself
         if isinstance(given, dict):
-            value = json.dumps({**run_facts, **given, MODEL_KEY: run_facts.get(MODEL_KEY, given.get(MODEL_KEY))}
-                               if model else {**run_facts, **given})
+            merged = {**run_facts, **given}
+            if model:
+                merged[MODEL_KEY] = model[1]  # the model actually run, whatever --metadata says
+            value = json.dumps(merged)
             if metadata:
                 _set_option(argv, "--metadata", metadata[0], value)
             else:
