@@ -4,6 +4,7 @@ import hashlib
 import math
 import random
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -20,7 +21,7 @@ from lurch_tasks.core.generation import generate_row, resolve_task
 from lurch_tasks.core.instance import schema_errors, validate
 from lurch_tasks.core.registry import Family, Task, get_family, register_family, register_task
 from lurch_tasks.core.rng import LazyPermutation, StableRng, derive_seed
-from lurch_tasks.core.tokens import TokenIndex, reference_counter, within_budget_tolerance
+from lurch_tasks.core.tokens import reference_counter, token_spans, within_budget_tolerance
 from lurch_tasks.families.find_origin.config import FindOriginConfig
 from lurch_tasks.scoring import parse_final_answer, score_items
 
@@ -113,11 +114,18 @@ def test_length_bin():
     assert length_bin(0, 3000) == 4096 and length_bin(0, 4096) == 4096 and length_bin(0, 4097) == 8192
 
 
-def test_token_index_maps_char_spans():
-    index = TokenIndex((0, 3, 7, 12))
-    assert index.token_span(3, 7) == (1, 2)
-    assert index.token_span(4, 13) == (1, 4)
-    assert index.token_span(0, 1) == (0, 1)
+def test_token_spans_map_char_spans():
+    starts = np.array([0, 3, 7, 12])
+    assert token_spans(starts, [(3, 7), (4, 13), (0, 1)]) == [(1, 2), (1, 4), (0, 1)]
+
+
+def test_token_starts_are_exact_for_any_text():
+    """The byte-length table gives the same offsets as tiktoken's own decoder, also for multi-byte text."""
+    counter = reference_counter()
+    for text in ["hello world", "naïve café — 東京 🚀 done", "", "\n\n\"a\" is linked to \"b\""]:
+        tokens = counter._enc.encode_ordinary(text)
+        expected = counter._enc.decode_with_offsets(tokens)[1] if tokens else []
+        assert counter.token_starts(text).tolist() == expected
 
 
 def test_budget_tolerance():
@@ -130,7 +138,7 @@ def test_reference_tokenizer_is_offline_cl100k():
     counter = reference_counter()
     assert counter.name == "cl100k_base"
     assert counter.count("hello world") == 2  # cl100k: "hello", " world"
-    assert counter.token_starts("hello world") == [0, 5]
+    assert counter.token_starts("hello world").tolist() == [0, 5]
 
 
 # --- scoring ----------------------------------------------------------------------------------

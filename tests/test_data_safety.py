@@ -212,11 +212,14 @@ def test_generate_out_never_truncates_and_leaves_nothing_when_interrupted(tmp_pa
     assert target.read_text(encoding="utf-8") == "precious\n"
 
     fresh = tmp_path / "fresh.jsonl"
-    args = [sys.executable, "-m", "lurch_tasks.cli", "generate", "--config", "find_the_origin_long", "--n", "40",
-            "--out", str(fresh)]
+    args = [sys.executable, "-m", "lurch_tasks.cli", "generate", "--config", "find_the_origin_long", "--n", "112",
+            "--set", "context_tokens=[131072]", "--out", str(fresh)]
     process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                start_new_session=True)
-    time.sleep(4)
+    deadline = time.time() + 90  # interrupt once rows are being written (the temp file exists), not at import
+    while time.time() < deadline and not list(tmp_path.glob(".fresh.jsonl.*.tmp")) and process.poll() is None:
+        time.sleep(0.05)
+    assert process.poll() is None and list(tmp_path.glob(".fresh.jsonl.*.tmp")), "generation never started writing"
     os.killpg(process.pid, signal.SIGINT)
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 130 and "Traceback" not in stderr, stderr

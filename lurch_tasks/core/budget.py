@@ -2,21 +2,21 @@
 
 The budget is the whole prompt as the model receives it: instructions, context and question, and with
 ``chat_template`` the tokenizer's chat template around it (DESIGN 3.3: within max(1%, 16) tokens of the
-target, never above it). Blocks are counted once, a chunk of blocks per tokenizer call, against a running
-total; only the chunk that crosses the budget is counted block by block. The final prompt is counted once;
-token counts of joined text differ from the sum of the parts (a merge at a boundary), so the fit is then
-corrected by single blocks in whichever direction the exact count asks for.
+target, never above it). Generators estimate the fit from block costs they know without tokenizing (cached
+per block or per word), then the prompt is tokenized once; token counts of joined text can differ from the
+sum of the parts (a merge at a boundary), so the fit is corrected by single blocks in whichever direction
+the exact count asks for. That one encoding also yields the context's token count and evidence offsets.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from itertools import islice
 
-from .tokens import TokenCounter, get_token_counter, within_budget_tolerance
+import numpy as np
 
-CHUNK_BLOCKS = 128  # blocks per tokenizer call: amortizes per-call overhead, bounds wasted work
+from .tokens import REFERENCE_TOKENIZER, TokenCounter, get_token_counter, within_budget_tolerance
+
 MAX_CORRECTIONS = 64  # single-block steps after the exact count; boundary effects are a few tokens per join
 
 
@@ -28,18 +28,57 @@ class Fitted:
 
 
 @dataclass(frozen=True)
+class PromptEncoding:
+    """One tokenization of a prompt as the model reads it."""
+
+    prompt: str
+    tokens: int
+    starts: np.ndarray  # token start offsets relative to the plain prompt (chat-template tokens lie outside it)
+
+    def tokens_between(self, start: int, end: int) -> int:
+        """Tokens that start inside the character span [start, end) of the plain prompt."""
+        return int(np.searchsorted(self.starts, end, side="left") - np.searchsorted(self.starts, start, side="left"))
+
+
 class PromptMeter:
     """Counts prompts the way the model will see them: in ``counter``'s tokens, inside its chat template when
-    ``chat_template`` is set (lm-eval's ``--apply_chat_template``)."""
+    ``chat_template`` is set (lm-eval's ``--apply_chat_template``).
 
-    counter: TokenCounter
-    chat_template: bool = False
+    It remembers the last two prompts it encoded, so a generator that fits a prompt and then measures it
+    (context tokens, evidence offsets) tokenizes it once."""
+
+    RECENT = 2  # a fit's last two counts: the prompt it keeps and the one step it tried beyond
+
+    def __init__(self, counter: TokenCounter, chat_template: bool = False) -> None:
+        self.counter, self.chat_template = counter, chat_template
+        self._recent: list[PromptEncoding] = []
 
     def model_text(self, prompt: str) -> str:
         return self.counter.chat_prompt(prompt) if self.chat_template else prompt
 
+    def encode(self, prompt: str) -> PromptEncoding:
+        for known in self._recent:
+            if known.prompt == prompt:
+                return known
+        text = self.model_text(prompt)
+        offset = text.find(prompt) if self.chat_template else 0
+        if offset < 0:
+            raise ValueError(f"chat_template: the chat template of {self.counter.name!r} rewrites the prompt, so its "
+                             "context cannot be located in it; allowed: false")
+        starts = self.counter.token_starts(text)
+        encoding = PromptEncoding(prompt, len(starts), starts - offset if offset else starts)
+        self._recent = [encoding, *self._recent[: self.RECENT - 1]]
+        return encoding
+
     def count(self, prompt: str) -> int:
-        return self.counter.count(self.model_text(prompt))
+        return self.encode(prompt).tokens
+
+    def reference_starts(self, prompt: str) -> np.ndarray:
+        """Token starts of the plain prompt in the reference tokenizer (evidence offsets): the fit's own
+        encoding when the meter counts plain prompts in the reference tokenizer, else one more pass."""
+        if self.counter.name == REFERENCE_TOKENIZER and not self.chat_template:
+            return self.encode(prompt).starts
+        return get_token_counter(REFERENCE_TOKENIZER).token_starts(prompt)
 
 
 def prompt_meter(tokenizer: str, chat_template: bool = False) -> PromptMeter:
@@ -47,30 +86,6 @@ def prompt_meter(tokenizer: str, chat_template: bool = False) -> PromptMeter:
     if chat_template:
         meter.model_text("")  # fail fast when the tokenizer has no chat template
     return meter
-
-
-def count_fitting(blocks: Iterator[str], counter: TokenCounter, budget: int, base: int = 0) -> int:
-    """Largest m such that ``base`` + tokens of the first m blocks stay within ``budget``.
-
-    ``blocks`` is consumed lazily and may be infinite.
-    """
-    total, fitted = base, 0
-    while True:
-        chunk = list(islice(blocks, CHUNK_BLOCKS))
-        if not chunk:
-            return fitted
-        cost = counter.count("".join(chunk))
-        if total + cost <= budget:
-            total += cost
-            fitted += len(chunk)
-            continue
-        for block in chunk:
-            cost = counter.count(block)
-            if total + cost > budget:
-                return fitted
-            total += cost
-            fitted += 1
-        return fitted
 
 
 def settle_to_budget(render: Callable[[int], str], count: Callable[[str], int], blocks: int, budget: int,

@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from .difficulty import evidence_dispersion, evidence_scope, merge_spans
-from .tokens import TokenCounter, index_tokens
+from .tokens import token_spans
 
 
 @dataclass(frozen=True)
@@ -49,21 +51,24 @@ class EvidenceMeasures:
     dispersion_chars: float
 
 
-def measure_evidence(
-    text: str, evidence_chars: Sequence[tuple[int, int]], reference: TokenCounter
-) -> EvidenceMeasures:
-    """Tokenize ``text`` once with the reference tokenizer and express evidence in both units."""
-    index = index_tokens(text, reference)
-    token_spans = [index.token_span(s, e) for s, e in evidence_chars]
+def measure_evidence(prompt_starts: np.ndarray, context_start: int, context_chars: int,
+                     evidence_chars: Sequence[tuple[int, int]]) -> EvidenceMeasures:
+    """Evidence of a context that sits at ``context_start`` in a prompt, from the prompt's reference token
+    starts (one tokenization). The context's tokens are the prompt tokens that start inside it, numbered
+    from 0; a token that begins before the context and runs into it counts toward no span start."""
+    low, high = np.searchsorted(prompt_starts, [context_start, context_start + context_chars], side="left")
+    starts = prompt_starts[low:high] - context_start
+    num_tokens = len(starts)
+    token_ranges = token_spans(starts, list(evidence_chars))
     spans = tuple(
         {"start": s, "end": e, "token_start": ts, "token_end": te}
-        for (s, e), (ts, te) in zip(evidence_chars, token_spans, strict=True)
+        for (s, e), (ts, te) in zip(evidence_chars, token_ranges, strict=True)
     )
     return EvidenceMeasures(
         spans=spans,
-        context_ref_tokens=index.num_tokens,
-        scope=evidence_scope(token_spans, index.num_tokens),
-        dispersion=evidence_dispersion(token_spans, index.num_tokens),
-        scope_chars=evidence_scope(evidence_chars, len(text)),
-        dispersion_chars=evidence_dispersion(evidence_chars, len(text)),
+        context_ref_tokens=num_tokens,
+        scope=evidence_scope(token_ranges, num_tokens),
+        dispersion=evidence_dispersion(token_ranges, num_tokens),
+        scope_chars=evidence_scope(evidence_chars, context_chars),
+        dispersion_chars=evidence_dispersion(evidence_chars, context_chars),
     )

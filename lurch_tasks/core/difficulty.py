@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-
-import networkx as nx
+from graphlib import CycleError, TopologicalSorter
 
 Span = tuple[int, int]
 STEP_KINDS = frozenset({"step"})
@@ -49,15 +48,18 @@ def reasoning_depth(nodes: Sequence[dict], edges: Sequence[Sequence[str]]) -> in
 
     ``nodes`` carry ``id`` and ``kind`` (``evidence`` | ``step`` | ``answer``); only ``step`` nodes count.
     """
-    graph = nx.DiGraph()
     kinds = {node["id"]: node["kind"] for node in nodes}
-    graph.add_nodes_from(sorted(kinds))
-    graph.add_edges_from((src, dst) for src, dst in edges)
-    if not nx.is_directed_acyclic_graph(graph):
-        raise ValueError("reasoning_graph: the graph has a cycle; it must be a DAG")
+    predecessors: dict[str, list[str]] = {node: [] for node in kinds}
+    for src, dst in edges:
+        predecessors.setdefault(dst, []).append(src)
+        predecessors.setdefault(src, [])
+    try:
+        order = list(TopologicalSorter(predecessors).static_order())
+    except CycleError as err:
+        raise ValueError("reasoning_graph: the graph has a cycle; it must be a DAG") from err
     best: dict[str, int] = {}
-    for node in nx.lexicographical_topological_sort(graph):
-        incoming = max((best[p] for p in graph.predecessors(node)), default=0)
+    for node in order:  # longest path: any topological order gives the same maximum
+        incoming = max((best[p] for p in predecessors[node]), default=0)
         best[node] = incoming + (1 if kinds.get(node) in STEP_KINDS else 0)
     return max(best.values(), default=0)
 

@@ -87,6 +87,24 @@ class LazyPermutation:
     def remaining(self) -> int:
         return self._n - self._taken
 
+    def take(self, k: int) -> list[int]:
+        """The next ``k`` draws: the same values as ``k`` calls of ``next()``, in one loop."""
+        if self._taken + k > self._n:
+            raise IndexError("permutation exhausted")
+        n, bits, swapped = self._n, self._rng._bits, self._swapped
+        out = []
+        for i in range(self._taken, self._taken + k):
+            left = n - i
+            width = left.bit_length()
+            r = bits(width)
+            while r >= left:  # StableRng.below, inlined: this loop draws every word of a long context
+                r = bits(width)
+            j = i + r
+            out.append(swapped.get(j, j))
+            swapped[j] = swapped.get(i, i)
+        self._taken += k
+        return out
+
     def next(self) -> int:
         if self._taken >= self._n:
             raise IndexError("permutation exhausted")

@@ -25,6 +25,13 @@ def render_line(source: str, target: str) -> str:
     return LINE_TEMPLATE.format(source, target)
 
 
+def line_parts(source: str, target: str) -> tuple[str, str]:
+    """A line followed by its newline, cut before the target word, where byte-level BPE tokenizers split it
+    too: the cost of a line is then the cost of its source part plus that of its target part, each cached
+    per word (an estimate; the final prompt is counted exactly)."""
+    return f'"{source}" is linked to "', f'{target}"\n'
+
+
 def parse_line(line: str) -> tuple[str, str] | None:
     match = _LINE.match(line)
     return (match.group(1), match.group(2)) if match else None
@@ -39,8 +46,11 @@ def parse_question(text: str) -> str | None:
     return matches[-1] if matches else None
 
 
+PROMPT_HEAD = f"{INSTRUCTIONS}\n\n{CONTEXT_HEADER}\n"  # the context starts at len(PROMPT_HEAD)
+
+
 def render_prompt(context: str, question: str) -> str:
-    return f"{INSTRUCTIONS}\n\n{CONTEXT_HEADER}\n{context}\n\n{question}"
+    return f"{PROMPT_HEAD}{context}\n\n{question}"
 
 
 def context_lines(prompt: str) -> list[str]:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from functools import lru_cache
+from itertools import islice
 
 from ...core.budget import PromptMeter, marginal_costs, prompt_meter, settle_to_budget
 from ...core.cells import setup_instance
@@ -13,11 +13,11 @@ from ...core.context import measure_evidence
 from ...core.difficulty import reasoning_depth
 from ...core.instance import Instance, instance_id
 from ...core.rng import StableRng, canonical_json, derive_seed
-from ...core.tokens import get_token_counter, reference_counter, within_budget_tolerance
+from ...core.tokens import get_token_counter, within_budget_tolerance
 from ...scoring.pairs import edge_item
 from .config import DEFAULT_PROMPT_STYLE, Cell, GraphConfig
 from .placement import PlacementKnobs, place
-from .prompt import PROFILE_SEPARATOR, render_prompt, render_question
+from .prompt import PROFILE_SEPARATOR, prompt_head, render_prompt, render_question
 from .sampling import Unit, independent_distractors, induced_edges, sample_units
 from .world import (
     VOCABULARY,
@@ -26,6 +26,7 @@ from .world import (
     WorldSpec,
     _build_world,
     decoy_parts,
+    decoy_slot,
     fill_sentence,
     has_solo,
     with_decoy,
@@ -33,7 +34,7 @@ from .world import (
 )
 
 FAMILY = "graph_reconstruction"
-VERSION = "2.1.0"
+VERSION = "2.2.0"
 # Knobs that studies compare: left out of the instance seed, so the world, the sampled units and the
 # distractors stay the same when only one of them changes (matched pairs).
 COMPARED_KNOBS = ("placement", "spread_start", "spread_end", "separation", "separation_jitter", "decoys",
@@ -101,14 +102,15 @@ def generate(config: GraphConfig, seed: int, split: str, index: int, config_name
     # Decoys are drawn whatever the mode and only rendered under near_miss; the fit counts a holder's
     # longer version, so both modes keep the same people (matched pairs).
     meter = prompt_meter(config.tokenizer, config.chat_template)
-    planned = _plan_decoys(world, selected, pool, StableRng(derive_seed(rng_seed, "decoys")), meter.counter.count)
+    planned = _plan_decoys(world, selected, pool, StableRng(derive_seed(rng_seed, "decoys")))
     profiles = {p: world.profiles[p] for p in range(len(world.people))}
     costs = list(profile_costs(config, world_seed))
     fit_costs = list(costs)
     over_count: dict[int, tuple[int, int]] = {}  # holder -> tokens the fit over-counts (plain, near_miss)
-    for entry in planned:  # a decoy holder's profile changed: count it again, once
+    for entry in planned:  # a decoy replaced one sentence inside the holder's profile: its cost moves as much
         holder = entry["person"]
-        decoy_cost = in_context_costs([entry["profile"].text], config.tokenizer)[0]
+        decoy_cost = (costs[holder] + text_tokens(config.tokenizer, " " + entry["sentence"])
+                      - text_tokens(config.tokenizer, " " + entry["replaced"]))
         fit_costs[holder] = max(costs[holder], decoy_cost)
         over_count[holder] = (fit_costs[holder] - costs[holder], fit_costs[holder] - decoy_cost)
         if config.decoys == "near_miss":
@@ -120,25 +122,33 @@ def generate(config: GraphConfig, seed: int, split: str, index: int, config_name
     order, fit_tokens, distractor_count = _fit(config, texts, chosen, pool, fit_costs, cell.context_tokens,
                                                derive_seed(rng_seed, "placement"), over_count, meter, fit_question)
     in_prompt = set(order)
-    decoys = [{k: v for k, v in d.items() if k not in ("person", "profile")} for d in planned
+    decoys = [{k: v for k, v in d.items() if k not in ("person", "profile", "sentence", "replaced")} for d in planned
               if d["person"] in in_prompt] if config.decoys == "near_miss" else []
     return _instance(config, config_name, seed, world_seed, split, index, cell, world, profiles, chosen, order,
                      (meter, fit_tokens), distractor_count, decoys, rng_seed, cfg_hash, src_hash, setup.pair_key)
 
 
+@lru_cache(maxsize=1 << 16)
+def text_tokens(tokenizer: str, text: str) -> int:
+    """Tokens of a short text (a decoy sentence, the detail it replaces); cached across instances."""
+    return get_token_counter(tokenizer).count(text)
+
+
 DECOY_HOLDER_CHOICES = 6  # unused distractors tried per decoy, for the one whose length changes least
 
 
-def _plan_decoys(world: World, selected: list[int], pool: list[int], rng: StableRng,
-                 length: Callable[[str], int]) -> list[dict]:
+def _plan_decoys(world: World, selected: list[int], pool: list[int], rng: StableRng) -> list[dict]:
     """Near misses of this prompt's own gold cues (one digit off, another year, another kind of group),
     each written with the cue kind's own templates in place of a solo detail of one of the first
     distractors, so the trap sits in the same prompt and looks like any other detail. Among the next few
-    distractors, the holder is the one whose profile length changes least (ties: pool order)."""
+    distractors, the holder is the one whose profile length changes least: the decoy replaces the detail
+    closest to it in characters, and the holder with the smallest such gap wins (ties: pool order)."""
     cue_ids = sorted({world.graph.edges[u, v]["cue"] for u, v in induced_edges(world.graph, selected)})
     taken = set(world.identifiers)
     planted: list[dict] = []
-    holders = [p for p in pool if has_solo(world.profiles[p])]
+    # Each cue looks at the first few holders left and takes one: no more than this many are ever looked at.
+    solo_holders = (p for p in pool if has_solo(world.profiles[p]))
+    holders = list(islice(solo_holders, DECOY_HOLDER_CHOICES + len(cue_ids)))
     for cue_id in cue_ids:
         parts = decoy_parts(world.cues[cue_id], rng, taken)
         if parts is None:
@@ -147,18 +157,19 @@ def _plan_decoys(world: World, selected: list[int], pool: list[int], rng: Stable
         slot_seed = rng.below(2**62)  # one draw per cue, so the slot of a holder does not depend on the others
         best = None
         for holder in holders[:DECOY_HOLDER_CHOICES]:
-            profile = with_decoy(world.profiles[holder], fill_sentence(template, world.people[holder], values),
-                                 StableRng(derive_seed(slot_seed, holder)), length)
-            change = abs(length(profile.text) - length(world.profiles[holder].text))
+            sentence = fill_sentence(template, world.people[holder], values)
+            slot, change = decoy_slot(world.profiles[holder], sentence, StableRng(derive_seed(slot_seed, holder)))
             if best is None or change < best[0]:
-                best = (change, holder, profile)
+                best = (change, holder, sentence, slot)
             if change == 0:
                 break
         if best is None:
             break
-        _, holder, profile = best
+        _, holder, sentence, slot = best
+        profile = with_decoy(world.profiles[holder], sentence, slot)
         holders.remove(holder)
-        planted.append({"person": holder, "profile": profile, "holder": world.people[holder].name,
+        planted.append({"person": holder, "profile": profile, "sentence": sentence,
+                        "replaced": world.profiles[holder].sentences[slot][1], "holder": world.people[holder].name,
                         "near_miss": key, "imitates": world.cues[cue_id].key, "kind": world.cues[cue_id].kind})
     return planted
 
@@ -183,7 +194,9 @@ def _fit(config: GraphConfig, texts: dict[int, str], units: list[Unit], pool: li
         order = place(units, taken[:n], knobs, StableRng(placement_seed))
         return render_prompt(PROFILE_SEPARATOR.join(texts[p] for p in order), len(order), question)
 
-    frame = meter.count(render([], 0)) - fixed
+    # The frame, measured around one gold profile (cheaper than all of them: costs are in-prompt costs).
+    first = units[0][0]
+    frame = meter.count(render_prompt(texts[first], sum(map(len, units)), question)) - costs[first]
     if fixed + frame > budget:
         raise ValueError(f"context_tokens: {budget} is too small for {len(units)} {config.task} units "
                          f"({fixed + frame} tokens with the instructions); allowed: a larger target or fewer "
@@ -302,21 +315,25 @@ def _instance(config: GraphConfig, config_name: str, seed: int, world_seed: int,
     name_spans = {(starts[p], starts[p] + len(people[p].name)) for p in gold_people}
     evidence_chars = sorted({sentence_span[(m, c)] for c in cue_ids for m in world.cues[c].members
                              if (m, c) in sentence_span} | name_spans)
-    evidence = measure_evidence(context, evidence_chars, reference_counter())
+    question = render_question(config.task, config.prompt_style)
+    prompt = render_prompt(context, len(order), question)
+    meter, _ = counted
+    # One encoding of the prompt (the fit's own, for the default style) gives its exact length, the
+    # context's tokens and the evidence offsets.
+    encoding = meter.encode(prompt)
+    context_start = len(prompt_head(len(order)))
+    evidence = measure_evidence(meter.reference_starts(prompt), context_start, len(context), evidence_chars)
     token_start = {(s["start"], s["end"]): s["token_start"] for s in evidence.spans}
     separations = [abs(token_start[sentence_span[(v, world.graph.edges[u, v]["cue"])]]
                        - token_start[sentence_span[(u, world.graph.edges[u, v]["cue"])]]) for u, v in gold]
     names = [people[p].name for p in order]
     gold_names = sorted(tuple(sorted((people[u].name, people[v].name))) for u, v in gold)
     nodes, edges = _reasoning_graph(gold, world, sentence_span)
-    question = render_question(config.task, config.prompt_style)
-    prompt = render_prompt(context, len(order), question)
-    meter, fit_tokens = counted
     difficulty = {
-        "context_tokens": get_token_counter(config.tokenizer).count(context),
+        "context_tokens": encoding.tokens_between(context_start, context_start + len(context)),
         "context_chars": len(context),
         "target_tokens": cell.context_tokens,
-        "prompt_tokens": fit_tokens if config.prompt_style == DEFAULT_PROMPT_STYLE else meter.count(prompt),
+        "prompt_tokens": encoding.tokens,
         "evidence_scope": evidence.scope,
         "evidence_dispersion": evidence.dispersion,
         "evidence_scope_chars": evidence.scope_chars,

@@ -43,8 +43,13 @@ def render_question(task: str, style: str) -> str:
     return f"{_TASK_HINTS[task]} {_STYLES[style]}"
 
 
+def prompt_head(num_people: int) -> str:
+    """Everything before the context (which starts at ``len(prompt_head(n))``)."""
+    return f"{render_instructions(num_people)}\n\n{CONTEXT_HEADER}\n"
+
+
 def render_prompt(context: str, num_people: int, question: str) -> str:
-    return f"{render_instructions(num_people)}\n\n{CONTEXT_HEADER}\n{context}\n\n{question}"
+    return f"{prompt_head(num_people)}{context}\n\n{question}"
 
 
 def split_prompt(prompt: str) -> list[str]:

@@ -392,18 +392,21 @@ def has_solo(profile: Profile) -> bool:
     return any(tag == SOLO for tag, _ in profile.sentences)
 
 
-def with_decoy(profile: Profile, sentence: str, rng: StableRng, length: Callable[[str], int] = len) -> Profile:
-    """The profile with ``sentence`` in place of one of its solo details closest in ``length`` (a seeded pick
-    among ties: "the first" would put decoys early), so the profile's length barely changes and the slot
-    says nothing."""
-    tagged = list(profile.sentences)
-    solos = [i for i, (tag, _) in enumerate(tagged) if tag == SOLO]
+def decoy_slot(profile: Profile, sentence: str, rng: StableRng, length: Callable[[str], int] = len) -> tuple[int, int]:
+    """Where ``sentence`` would replace a solo detail: among the solo details closest to it in ``length``, a
+    seeded pick ("the first" would put decoys early), so the slot says nothing; and that length gap."""
+    solos = [i for i, (tag, _) in enumerate(profile.sentences) if tag == SOLO]
     if not solos:
         raise ValueError("with_decoy: the profile has no solo detail to replace")
     size = length(sentence)
-    gaps = {i: abs(length(tagged[i][1]) - size) for i in solos}
+    gaps = {i: abs(length(profile.sentences[i][1]) - size) for i in solos}
     closest = min(gaps.values())
-    slot = rng.choice([i for i in solos if gaps[i] == closest])
+    return rng.choice([i for i in solos if gaps[i] == closest]), closest
+
+
+def with_decoy(profile: Profile, sentence: str, slot: int) -> Profile:
+    """The profile with ``sentence`` in place of its solo detail at ``slot`` (see ``decoy_slot``)."""
+    tagged = list(profile.sentences)
     tagged[slot] = (DECOY, sentence)
     return compose_profile(profile.name, tagged)
 

@@ -1,0 +1,201 @@
+"""The lines of a Find the Origin list: which chain link sits on which line, with words drawn on demand.
+
+Lines are computed in bulk (numpy) from their positions, and each line's token cost comes from a table of
+per-word costs, so fitting a long list to a budget does no Python work per line beyond rendering the final
+list once. Chains draw their words from one seeded permutation of the vocabulary, in the order the lines
+that use them are first requested; that order is part of the output and must not change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from ...core.rng import LazyPermutation, StableRng, derive_seed
+from ...core.tokens import TokenCounter, get_token_counter
+from ...core.vocab import load_words
+from .prompt import LINE_TEMPLATE, line_parts
+
+VOCABULARY = ("english_words.txt",)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where the target chain sits in a window of ``n`` lines."""
+
+    d: int
+    chain_length: int
+    position: float  # depth fraction of the target chain's first line within the free lines
+
+    @property
+    def span(self) -> int:
+        """Lines from the target chain's first line to its last, inclusive."""
+        return (self.chain_length - 1) * abs(self.d) + 1
+
+    def lines_above(self, n: int) -> int:
+        return int((n - self.span) * self.position + 0.5)
+
+    def link_offset(self, k: int) -> int:
+        """Offset of link k (0 = origin's link) from the target's first line: later links are d lines
+        below for d > 0 and above for d < 0."""
+        step = k if self.d > 0 else self.chain_length - 1 - k
+        return step * abs(self.d)
+
+
+@dataclass(frozen=True)
+class Window:
+    """Rendered lines, top to bottom, and the rows of the target chain's lines (top to bottom)."""
+
+    texts: list[str]
+    target_rows: list[int]
+
+
+class WordSource:
+    """Fresh words on demand: every chain (an integer key) gets words no other chain of the instance uses."""
+
+    def __init__(self, rng: StableRng, chain_length: int) -> None:
+        self.words = load_words(VOCABULARY[0])
+        self._draw = LazyPermutation(len(self.words), rng)
+        self._size = chain_length + 1
+        self._row: dict[int, int] = {}
+        self._ids = np.empty((0, self._size), dtype=np.int64)
+
+    def _add(self, keys: list[int]) -> None:
+        need = len(keys) * self._size
+        if self._draw.remaining() < need:
+            raise ValueError(f"context too long: the {len(self.words)}-word vocabulary ran out of fresh words "
+                             "(lower context_tokens/num_lines or raise chain_length)")
+        drawn = np.asarray(self._draw.take(need), dtype=np.int64).reshape(len(keys), self._size)
+        first = len(self._ids)
+        self._ids = np.concatenate([self._ids, drawn])
+        self._row.update(zip(keys, range(first, first + len(keys)), strict=True))
+
+    def chain(self, key: int) -> tuple[str, ...]:
+        """The words of one chain, from its origin."""
+        if key not in self._row:
+            self._add([key])
+        return tuple(self.words[i] for i in self._ids[self._row[key]].tolist())
+
+    def chain_ids(self, keys: np.ndarray) -> np.ndarray:
+        """Word ids of the chain of every key (one row each); unseen chains draw in first-request order."""
+        unique, first = np.unique(keys, return_index=True)
+        new = sorted((f, k) for k, f in zip(unique.tolist(), first.tolist(), strict=True) if k not in self._row)
+        if new:
+            self._add([k for _, k in new])
+        rows = np.fromiter(map(self._row.__getitem__, keys.tolist()), dtype=np.int64, count=len(keys))
+        return self._ids[rows]
+
+    def render(self, sources: np.ndarray, targets: np.ndarray) -> list[str]:
+        words, line = self.words, LINE_TEMPLATE.format
+        return [line(words[a], words[b]) for a, b in zip(sources.tolist(), targets.tolist(), strict=True)]
+
+
+class StructuredLines:
+    """Every chain obeys d: blocks of |d| lines, block b holding link b (d>0) of |d| parallel chains.
+
+    The sequence is infinite in both directions; group 0 holds the target chain in slot ``slot``. The chain
+    of a line has key group * |d| + slot.
+    """
+
+    def __init__(self, layout: Layout, slot: int, words: WordSource) -> None:
+        self.layout, self.slot, self.words = layout, slot, words
+        self.width = abs(layout.d)
+        self.group = layout.chain_length * self.width
+        self.target_words = words.chain(slot)  # the target chain draws the first words, as in random
+
+    def _line_words(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Source and target word ids of the lines at ``positions`` (0 = the target's first line), and
+        which of them belong to the target chain."""
+        group, within = np.divmod(positions + self.slot, self.group)
+        block, slot = np.divmod(within, self.width)
+        link = block if self.layout.d > 0 else self.layout.chain_length - 1 - block
+        ids = self.words.chain_ids(group * self.width + slot)
+        rows = np.arange(len(positions))
+        return ids[rows, link], ids[rows, link + 1], (group == 0) & (slot == self.slot)
+
+    def window(self, n: int) -> Window:
+        top = -self.layout.lines_above(n)
+        sources, targets, is_target = self._line_words(np.arange(top, top + n))
+        return Window(self.words.render(sources, targets), np.flatnonzero(is_target).tolist())
+
+    def growth_words(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
+        """Word ids of the lines added by growth steps [start, stop): step t (from 0) grows the window from
+        span + t to span + t + 1 lines, at the top when ``lines_above`` goes up, else at the bottom."""
+        step = np.arange(start + 1, stop + 1)
+        above = (step * self.layout.position + 0.5).astype(np.int64)
+        before = ((step - 1) * self.layout.position + 0.5).astype(np.int64)
+        positions = np.where(above > before, -above, self.layout.span + step - above - 1)
+        sources, targets, _ = self._line_words(positions)
+        return sources, targets
+
+
+class RandomLines:
+    """Only the target chain obeys d; distractor lines come from other chains (keys 0, 1, ...) in a seeded
+    shuffle. Distractor line i is link i % L of chain i // L."""
+
+    def __init__(self, layout: Layout, words: WordSource, shuffle_seed: int) -> None:
+        self.layout, self.words, self.shuffle_seed = layout, words, shuffle_seed
+        self.target = self.target_words = words.chain(-1)
+
+    def _distractor_words(self, lines: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        chain, link = np.divmod(lines, self.layout.chain_length)
+        ids = self.words.chain_ids(chain)
+        rows = np.arange(len(lines))
+        return ids[rows, link], ids[rows, link + 1]
+
+    def window(self, n: int) -> Window:
+        length = self.layout.chain_length
+        count = n - length
+        sources, targets = self._distractor_words(np.arange(count))
+        order = np.asarray(StableRng(derive_seed(self.shuffle_seed, count)).shuffled(range(count)), dtype=np.int64)
+        top = self.layout.lines_above(n)
+        target_rows = sorted(top + self.layout.link_offset(k) for k in range(length))
+        is_target = np.zeros(n, dtype=bool)
+        is_target[target_rows] = True
+        texts: list[str | None] = [None] * n
+        for row, text in zip(np.flatnonzero(~is_target).tolist(),
+                             self.words.render(sources[order], targets[order]), strict=True):
+            texts[row] = text
+        for k in range(length):
+            texts[top + self.layout.link_offset(k)] = LINE_TEMPLATE.format(self.target[k], self.target[k + 1])
+        return Window(texts, target_rows)
+
+    def growth_words(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
+        """Word ids of the distractor lines added by growth steps [start, stop) beyond the ``span`` lines."""
+        first = self.layout.span - self.layout.chain_length
+        return self._distractor_words(np.arange(first + start, first + stop))
+
+
+class LinkCosts:
+    """Tokens a line adds to the list, estimated as its source part plus its target part (see
+    ``prompt.line_parts``). Every vocabulary word's two costs come from one tokenization of the whole
+    vocabulary written as lines, once per tokenizer and process (an estimate: the prompt is counted exactly)."""
+
+    def __init__(self, counter: TokenCounter) -> None:
+        words = load_words(VOCABULARY[0])
+        parts = [line_parts(word, word) for word in words]
+        text = "".join(head + tail for head, tail in parts)
+        bounds = np.cumsum([0] + [len(part) for pair in parts for part in pair])
+        tokens = np.diff(np.searchsorted(counter.token_starts(text), bounds, side="left"))
+        self.source, self.target = tokens[0::2], tokens[1::2]
+        self.mean = float(self.source.mean() + self.target.mean())
+
+
+@lru_cache(maxsize=8)
+def link_costs(tokenizer: str) -> LinkCosts:
+    return LinkCosts(get_token_counter(tokenizer))
+
+
+def lines_within(source: StructuredLines | RandomLines, costs: LinkCosts, room: int) -> int:
+    """How many growth lines fit in ``room`` tokens by the cost table, drawing words only for the lines
+    looked at (a chunk sized by the mean cost, then small chunks)."""
+    fitted, chunk = 0, max(16, int(room / costs.mean * 1.05) + 16)
+    while True:
+        sources, targets = source.growth_words(fitted, fitted + chunk)
+        spent = np.cumsum(costs.source[sources] + costs.target[targets])
+        fits = int(np.searchsorted(spent, room, side="right"))
+        if fits < chunk:
+            return fitted + fits
+        fitted, room, chunk = fitted + chunk, room - int(spent[-1]), max(64, chunk // 8)
