@@ -99,6 +99,21 @@ FAMILY_CASES = {
 }
 
 
+@pytest.mark.parametrize("tokenizer_name", ["cl100k", "byte_bpe", "sentencepiece", "smollm2"])
+def test_token_starts_agree_with_the_tokenizer_itself(tokenizers, tokenizer_name):
+    """One encoding serves both counts and offsets: it must be the tokenizer's own (what lm-eval counts)."""
+    counter = get_token_counter(tokenizers[tokenizer_name])
+    texts = ["hello world", "  leading spaces", "naïve café — 東京 🚀", '"tube" is linked to "vivid"\n"a" is',
+             "Ann Lee: Lee works as a clerk.\n\nBo Kim: Kim flew on EK 3621 on 9 May 2024.", ""]
+    for text in texts:
+        starts = counter.token_starts(text)
+        assert len(starts) == counter.count(text), text
+        assert list(starts) == sorted(starts) and all(0 <= s <= max(len(text) - 1, 0) for s in starts), text
+    if tokenizer_name != "cl100k":
+        wrapped = counter._tok(texts[3], add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
+        assert counter.token_starts(texts[3]).tolist() == [start for start, _ in wrapped]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("tokenizer_name", ["cl100k", "byte_bpe", "sentencepiece", "smollm2"])
 @pytest.mark.parametrize("family_case", sorted(FAMILY_CASES))

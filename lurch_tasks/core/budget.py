@@ -116,12 +116,15 @@ def settle_to_budget(render: Callable[[int], str], count: Callable[[str], int], 
     return Fitted(blocks, text, tokens)
 
 
-def marginal_costs(texts: Sequence[str], counter: TokenCounter, separator: str, left: str, right: str) -> list[int]:
-    """Tokens each text adds when inserted between two neighbours (``left`` + sep + text + sep + ``right``).
+def joined_costs(texts: Sequence[str], counter: TokenCounter, separator: str) -> list[int]:
+    """Tokens each text adds to a list of such texts joined by ``separator``: one tokenization of the whole
+    list, each text owning the tokens that start inside it or its following separator.
 
     Counting a text alone misses the merges at its boundaries (a byte-level BPE splits a trailing ``"\\n\\n"``
-    differently from one followed by a name); between neighbours shaped like real blocks, the costs add up
-    to the joined text's count."""
-    base = counter.count(left + separator + right)
-    joined = counter.count_many([left + separator + text + separator + right for text in texts])
-    return [tokens - base for tokens in joined]
+    differently from one followed by a name); between real neighbours the costs add up to the joined count
+    (up to the list's two ends, which belong to the prompt's frame)."""
+    if not texts:
+        return []
+    bounds = np.cumsum([0] + [len(text) + len(separator) for text in texts])
+    starts = counter.token_starts(separator.join(texts) + separator)
+    return np.diff(np.searchsorted(starts, bounds, side="left")).tolist()

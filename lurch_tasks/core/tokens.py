@@ -104,8 +104,12 @@ class HFTokenCounter:
         return [len(ids) for ids in self._tok(texts, add_special_tokens=False)["input_ids"]]
 
     def token_starts(self, text: str) -> np.ndarray:
-        enc = self._tok(text, add_special_tokens=False, return_offsets_mapping=True)
-        return np.fromiter((start for start, _ in enc["offset_mapping"]), dtype=np.int64)
+        backend = getattr(self._tok, "_tokenizer", None)  # a fast tokenizer's Rust encoder: offsets without copies
+        if backend is not None and hasattr(backend, "encode"):
+            offsets = backend.encode(text, add_special_tokens=False).offsets
+        else:
+            offsets = self._tok(text, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
+        return np.array(offsets, dtype=np.int64).reshape(-1, 2)[:, 0]
 
     def chat_prompt(self, text: str) -> str:
         """``text`` as one user turn in the tokenizer's chat template, ready for the assistant's reply (what

@@ -6,7 +6,7 @@ import json
 from functools import lru_cache
 from itertools import islice
 
-from ...core.budget import PromptMeter, marginal_costs, prompt_meter, settle_to_budget
+from ...core.budget import PromptMeter, joined_costs, prompt_meter, settle_to_budget
 from ...core.cells import setup_instance
 from ...core.config import config_to_dict
 from ...core.context import measure_evidence
@@ -65,21 +65,11 @@ def profile_costs(config: GraphConfig, seed: int) -> tuple[int, ...]:
     return _profile_costs(world_spec(config), config.tokenizer, seed)
 
 
-# Profile-shaped neighbours for counting a profile where it sits in a prompt (see core.budget.marginal_costs).
-_LEFT_NEIGHBOUR = "Ann Lee: Lee works as a clerk."
-_RIGHT_NEIGHBOUR = "Bo Kim: Kim works as a clerk."
-
-
-def in_context_costs(texts: list[str], tokenizer: str) -> list[int]:
-    """Tokens each profile adds to a prompt, boundary merges with its neighbours included."""
-    return marginal_costs(texts, get_token_counter(tokenizer), PROFILE_SEPARATOR, _LEFT_NEIGHBOUR, _RIGHT_NEIGHBOUR)
-
-
 @lru_cache(maxsize=8)
 def _profile_costs(spec: WorldSpec, tokenizer: str, seed: int) -> tuple[int, ...]:
     """In-prompt tokens of every profile, counted once per world and tokenizer."""
     world = _build_world(spec, seed)
-    return tuple(in_context_costs([p.text for p in world.profiles], tokenizer))
+    return tuple(joined_costs([p.text for p in world.profiles], get_token_counter(tokenizer), PROFILE_SEPARATOR))
 
 
 def generate(config: GraphConfig, seed: int, split: str, index: int, config_name: str) -> Instance:
