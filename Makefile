@@ -41,8 +41,10 @@ yamls:
 golden:
 	$(BIN)/python scripts/update_golden.py
 
-bench:
-	$(BIN)/python scripts/bench_materialize.py --config find_the_origin_long
+# The performance referee (a few minutes): generation vs one tokenizer pass, and vs lm-eval's RULER generators
+bench: install-dev
+	$(BIN)/pip install --quiet -e ".[dev,hf,bench]"
+	$(BIN)/python scripts/bench.py
 
 clean:
 	rm -rf $(DEMO) build dist *.egg-info
