@@ -50,7 +50,7 @@ The destination (the question's word) is optional and only ever removes a restat
 answer naming the destination is still that answer (``FINAL ANSWER: y`` gives ``y``, which is wrong).
 
 Bounds, so any output scores in milliseconds (none binds on a real answer, which is a few hundred tokens):
-  * a very long output is read as its head and tail windows (``bounds.bounded_output``: 32k characters and
+  * a very long output is read as its head and tail windows (``bounds.bounded_output``: 64k characters and
     1,000 lines each);
   * a marker or phrase whose text (up to the next one) holds no letter or digit offers nothing, so it is
     skipped without being read; of the others, only the first and the last ``_MAX_OFFERS`` of each tier are
