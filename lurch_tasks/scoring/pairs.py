@@ -143,6 +143,9 @@ _MAX_NGRAM = 5  # roster names longer than this many words only match exactly
 
 _APOSTROPHES = dict.fromkeys(map(ord, "'’‘ʼ′´"), None)
 _NON_ALNUM = re.compile(r"[\W_]+")
+# The same rule for ASCII text in one translate (casefold is lower there): apostrophes deleted, every other
+# character that is not a letter or digit a space. About twice as fast as casefold + translate + regex.
+_ASCII_NAME = str.maketrans({**{chr(c): " " for c in range(128) if not chr(c).isalnum()}, "'": None})
 _POSSESSIVE = re.compile(r"['’]s\b", re.IGNORECASE)
 _NON_NAME_CHARS = re.compile(r"[^\w'’.\-]+|_+")
 _PARTICLES = frozenset(
@@ -238,7 +241,10 @@ def normalize_name(text: str) -> str:
     """
     if not isinstance(text, str):
         text = "" if text is None else str(text)
-    words = _NON_ALNUM.sub(" ", text.casefold().translate(_APOSTROPHES)).split()
+    if text.isascii():
+        words = text.lower().translate(_ASCII_NAME).split()
+    else:
+        words = _NON_ALNUM.sub(" ", text.casefold().translate(_APOSTROPHES)).split()
     start = 0
     while start < len(words) - 1 and words[start] in TITLES:
         start += 1
