@@ -205,8 +205,10 @@ _GROUP_PREDICATE = re.compile(
     r"| (?:(?:all|both) )?share[sd]?\b",
     re.IGNORECASE,
 )
-# Every cue holds one of these (lower case), so a line without them needs no search for cues.
-_NEGATION_HINT = re.compile(r"no|n't|n’t|un|near|thout")
+# Every cue holds one of these in lower case (whole words "no", "not", "nothing", or "n't", ...), so a lowered
+# line without them needs no search for cues. "phone" or "Nolan" hold no hint. The hints avoid "i" and "s",
+# which the case-insensitive cues also match as "ı" and "ſ".
+_NEGATION_HINT = re.compile(r"\bno(?:t|thing)?\b|n['’]t\b|un(?:related|connected|l)|near|thout")
 _NO_CELLS = frozenset({"no", "false", "✗", "✘", "❌", "none", "not connected", "unconnected", "unrelated"})
 _NEGATABLE_KEYS = ("connected", "linked", "is_connected", "related", "match", "valid")
 _REMARK_KEYS = frozenset({"reason", "note", "notes", "remark", "comment", "status", "evidence", "why", "cue", "detail"})
