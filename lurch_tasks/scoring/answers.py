@@ -48,6 +48,15 @@ The text offered by a marker or phrase becomes a candidate in these steps (``_ca
 
 The destination (the question's word) is optional and only ever removes a restatement of itself; an
 answer naming the destination is still that answer (``FINAL ANSWER: y`` gives ``y``, which is wrong).
+
+Bounds, so any output scores in milliseconds (none binds on a real answer, which is a few hundred tokens):
+  * a very long output is read as its head and tail windows (``bounds.bounded_output``: 64k characters and
+    1,000 lines each);
+  * a marker or phrase whose text (up to the next one) holds no letter or digit offers nothing, so it is
+    skipped without being read; of the others, only the first and the last ``_MAX_OFFERS`` of each tier are
+    read (a model looping on ``FINAL ANSWER: maybe x`` is not read a thousand times);
+  * a candidate clause is read from at most ``_MAX_CLAUSE_WORDS`` words and ``_MAX_CLAUSE_CHARS`` characters;
+    a clause cut there must end at a clause end before the cut, as if it ran into the next marker.
 """
 
 from __future__ import annotations
@@ -55,16 +64,37 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from .bounds import bounded_output
+
 __all__ = ["normalize_entity", "parse_final_answer"]
 
 _STRIP = " \t\r\n*_`\"'“”‘’«»[](){}<>.,;:!?$"
 _MARKUP = " \t\r*_`#>-=~"
 
-_FINAL = re.compile(r"final[\s*_`]*answer", re.IGNORECASE)
+_FINAL_TEXT = r"final[\s*_`]*answer"
+_FINAL = re.compile(_FINAL_TEXT, re.IGNORECASE)
 # Everything after this match is optional, so it never backtracks.
 _AFTER_FINAL = re.compile(r"[ \t*_`\"']*(?P<sep>(?:is|would[ \t]+be|will[ \t]+be)\b|[:=]|[-–—]+)?[ \t*_`:=–—-]*",
                           re.IGNORECASE)
-_ORIGIN = re.compile(r"\b(?:origin|answer)\b", re.IGNORECASE)
+_ORIGIN_TEXT = r"\b(?:origin|answer)\b"
+_ORIGIN = re.compile(_ORIGIN_TEXT, re.IGNORECASE)
+
+
+def _live(marker: str) -> re.Pattern[str]:
+    """``marker`` followed by a letter or digit before the next ``marker``: only such a marker can offer a word
+    (every candidate is a word of the text it reads). The possessive run keeps the lookahead linear, and a
+    run of empty markers (``FINAL ANSWER: FINAL ANSWER: ...``) is skipped inside the regex engine."""
+    return re.compile(rf"{marker}(?=[\W_]*+(?!{marker})[^\W_])", re.IGNORECASE)
+
+
+_FINAL_LIVE = _live(_FINAL_TEXT)
+_ORIGIN_LIVE = _live(_ORIGIN_TEXT)
+_MAX_OFFERS = 32  # markers read per tier from each end; a real answer has a handful
+_MAX_CLAUSE_WORDS = 400  # a candidate clause is read from this many words at most ...
+_MAX_CLAUSE_CHARS = 4_000  # ... and this many characters
+_NOT_BLANK = re.compile(r"[^ \t\r*_`#>\-=~\n]")  # a character that _MARKUP does not strip
+_LINE_PREFIX = " \t*_`#>-.0123456789"  # markdown or a list number before a heading (``_starts_line``)
+_LINE_PREFIX_MARKUP = dict.fromkeys(map(ord, " \t*_`#>-."), None)
 # Regexes below run on whitespace-collapsed text: single spaces keep them free of backtracking.
 _COPULA = re.compile(r" (?:is|was|would be|must be|should be|will be)\b|[:=]", re.IGNORECASE)
 _HEAD_MARKUP = dict.fromkeys(map(ord, "*_`\"'"), None)  # markdown and JSON quotes around "answer"
@@ -127,28 +157,35 @@ def parse_final_answer(output: object, destination: object = None) -> str | None
     """
     try:
         text = output if isinstance(output, str) else ("" if output is None else str(output))
-        text = _SPECIAL.sub(" ", text)
+        text = _SPECIAL.sub(" ", bounded_output(text))
         dest = normalize_entity(destination) if isinstance(destination, str) else ""
-        return (_first_candidate(text, _FINAL, _final_offer, dest)
-                or _first_candidate(text, _ORIGIN, _origin_offer, dest) or _bare_word(text))
+        return (_first_candidate(text, _FINAL, _FINAL_LIVE, _final_offer, dest)
+                or _first_candidate(text, _ORIGIN, _ORIGIN_LIVE, _origin_offer, dest) or _bare_word(text))
     except Exception:  # pragma: no cover - last resort; the parser is meant not to raise at all
         return None
 
 
 def _bare_word(text: str) -> str | None:
     """An output that is nothing but one word (with markdown, quotes or a full stop) is that word."""
+    if len(text.strip(_STRIP).split(None, 1)) > 1:
+        return None  # two words or more (checked without collapsing a long output)
     word = normalize_entity(text)
     return word if word and _WORD.fullmatch(word) else None
 
 
-def _first_candidate(text: str, marker: re.Pattern[str], offer: _Offer, destination: str) -> str | None:
+def _first_candidate(text: str, marker: re.Pattern[str], live: re.Pattern[str], offer: _Offer,
+                     destination: str) -> str | None:
     """The candidate of the first marker match that offers one.
 
-    Each match only reads up to the next match, so the total cost stays linear.
+    Only ``live`` matches (with a letter or digit before the next marker) are read, at most the first and the
+    last ``_MAX_OFFERS``. Each match only reads up to the next match, so the total cost stays linear.
     """
-    matches = list(marker.finditer(text))
-    for i, match in enumerate(matches):
-        limit = matches[i + 1].start() if i + 1 < len(matches) else len(text)
+    matches = list(live.finditer(text))
+    if len(matches) > 2 * _MAX_OFFERS:
+        matches = matches[:_MAX_OFFERS] + matches[-_MAX_OFFERS:]
+    for match in matches:
+        following = marker.search(text, match.end())
+        limit = following.start() if following is not None else len(text)
         word = offer(text, match, limit, destination)
         if word is not None:
             return word
@@ -171,7 +208,8 @@ def _final_offer(text: str, match: re.Match[str], limit: int, destination: str) 
 def _origin_offer(text: str, match: re.Match[str], limit: int, destination: str) -> str | None:
     line_end = _line_end(text, match.end(), limit)
     rest = text[match.end() : line_end]
-    tail = ("" if rest[:1] not in " \t" else " ") + " ".join(rest.split())
+    words = rest.split(None, _MAX_CLAUSE_WORDS + 1)  # the copula is within 200 characters, the clause bounded
+    tail = ("" if rest[:1] not in " \t" else " ") + " ".join(words)
     copula = _COPULA.search(tail, 0, 200)
     if copula is None:
         return None
@@ -193,20 +231,24 @@ def _runs_into(text: str, line_end: int, limit: int) -> bool:
 
 def _starts_line(text: str, position: int) -> bool:
     """True when only markdown or a list number precedes ``position`` on its line."""
-    while position > 0 and (text[position - 1] in " \t*_`#>-." or text[position - 1].isdigit()):
-        position -= 1
-    return position == 0 or text[position - 1] == "\n"
+    prefix = text[text.rfind("\n", 0, position) + 1 : position]
+    if not prefix.strip(_LINE_PREFIX):
+        return True
+    digits = prefix.translate(_LINE_PREFIX_MARKUP)  # other digits ("²", "١") count as list numbers too
+    return digits.isdigit()
 
 
 def _candidate_on_next_line(text: str, line_end: int, limit: int, destination: str) -> str | None:
-    position = line_end
-    while position < limit:
-        start = position + 1
-        end = _line_end(text, start, limit)
-        if text[start:end].strip(_MARKUP):
-            return _candidate(text[start:end], not _runs_into(text, end, limit), destination)
-        position = end
-    return None
+    """The candidate of the first line after ``line_end`` that holds more than markdown (found in one search,
+    however many blank lines come first)."""
+    if line_end >= limit:
+        return None
+    found = _NOT_BLANK.search(text, line_end + 1, limit)
+    if found is None:
+        return None
+    start = text.rfind("\n", line_end, found.start()) + 1
+    end = _line_end(text, start, limit)
+    return _candidate(text[start:end], not _runs_into(text, end, limit), destination)
 
 
 def _candidate(text: str, complete: bool = True, destination: str = "") -> str | None:
@@ -215,7 +257,12 @@ def _candidate(text: str, complete: bool = True, destination: str = "") -> str |
     ``complete`` is False when ``text`` was cut at the next marker: the candidate must then end at a
     clause end before it ("FINAL ANSWER: the final answer is x" offers nothing, its second marker does).
     """
-    clause = " ".join(text.split())
+    words = text.split(None, _MAX_CLAUSE_WORDS)
+    if len(words) > _MAX_CLAUSE_WORDS:
+        words, complete = words[:_MAX_CLAUSE_WORDS], False
+    clause = " ".join(words)
+    if len(clause) > _MAX_CLAUSE_CHARS:
+        clause, complete = clause[:_MAX_CLAUSE_CHARS], False
     for _ in range(3):  # \boxed{\text{x}}
         clause = _BOXED.sub(r"\1", clause)
     clause = clause.lstrip(" *_`([{<$-•")

@@ -90,15 +90,33 @@ Negated pairs are not predictions:
   * table rows with a later cell ``no``, ``false``, ``✗``, ``✘``, ``❌``, ``none``, ``not connected``, ...
     and JSON objects with ``"connected": false`` (also ``linked``, ``related``, ``match``, ...) or a remark
     (``reason``, ``note``, ...) holding a cue give nothing.
+
+Bounds, so any output scores in milliseconds (none binds on a real answer, which is a few hundred tokens):
+  * a very long output is read as its head and tail windows (``bounds.bounded_output``: 64k characters and
+    1,000 lines each);
+  * a marker block without a letter or digit is not parsed (it cannot name anybody), and at most the last
+    ``_MAX_BLOCKS`` other blocks are tried before the marker rule falls back to rules 2 and 3;
+  * at most ``_MAX_JSON_ATTEMPTS`` JSON decode attempts per parsed text;
+  * a line longer than ``_MAX_LINE_CHARS`` is read as the pieces between its bracketed groups (when it starts
+    with a bracket), else its semicolons, else its commas, each piece as a line of its own (negation cues
+    included), a piece still too long being cut;
+  * a parsed text spends at most ``_MAX_WORK`` units (separators split, JSON values walked); once they are
+    spent, the remaining lines other than plain ``A -- B`` lines are skipped;
+  * a line read once with nothing pending (no ``Name:`` header, no negated section) and leaving nothing
+    pending is not read again: repeating it cannot change the items.
+Two fast paths give exactly what the rules above give, only sooner: a line ``A -- B`` and a JSON pair
+``["A", "B"]`` whose two sides are roster names as the roster writes them.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import lru_cache
 from typing import NamedTuple
+
+from .bounds import bounded_output
 
 __all__ = ["MAX_GROUP", "TITLES", "edge_item", "normalize_name", "parse_edges"]
 
@@ -116,12 +134,18 @@ MAX_GROUP = 16
 """Largest group expanded to all its pairs with ``groups=True``; a longer list is ignored."""
 
 _MAX_JSON_ATTEMPTS = 64  # JSON decode attempts per output: bounds the cost of failing attempts
+_MAX_BLOCKS = 32  # marker blocks parsed, from the last one (a real answer has one or two markers)
+_MAX_LINE_CHARS = 4_096  # a longer line is read as pieces (``_pieces``)
+_MAX_WORK = 8_192  # separators split and JSON values walked per parsed text; a real answer needs a few hundred
 _MAX_JSON_DEPTH = 8  # nesting levels walked inside a decoded JSON value
 _MAX_NAME_CHARS = 200  # longer parts are never name-like
 _MAX_NGRAM = 5  # roster names longer than this many words only match exactly
 
 _APOSTROPHES = dict.fromkeys(map(ord, "'’‘ʼ′´"), None)
 _NON_ALNUM = re.compile(r"[\W_]+")
+# The same rule for ASCII text in one translate (casefold is lower there): apostrophes deleted, every other
+# character that is not a letter or digit a space. About twice as fast as casefold + translate + regex.
+_ASCII_NAME = str.maketrans({**{chr(c): " " for c in range(128) if not chr(c).isalnum()}, "'": None})
 _POSSESSIVE = re.compile(r"['’]s\b", re.IGNORECASE)
 _NON_NAME_CHARS = re.compile(r"[^\w'’.\-]+|_+")
 _PARTICLES = frozenset(
@@ -140,9 +164,12 @@ _NOT_NAMES = frozenset(
     }
 )  # fmt: skip
 
-# Separators. `<?-+>?` is greedy and always matches once started, `<?=>` has a fixed length, so a
-# finditer over a line is linear even on long runs of hyphens or equals signs.
-_SEP = re.compile(r"<?-+>?|<?=>|[—–―‒↔⟷⇔→⟶⇒←⟵⇐]|[,;&]| and ", re.IGNORECASE)
+# Separators: `-+>?`, `<-+>?` (greedy), `<=>`, `=>`, dashes and arrows, `,`, `;`, `&` and " and " in any case.
+# Greedy runs always match once started, so a finditer over a line is linear even on long runs of hyphens. The
+# pattern starts with one character class (the lookbehinds pick the branch), which lets the regex engine skip
+# to candidate characters instead of trying every branch at every position (several times faster).
+_SEP = re.compile(r"[-<=—–―‒↔⟷⇔→⟶⇒←⟵⇐,;& ](?:(?<=-)-*>?|(?<=<)(?:-+>?|=>)|(?<==)>|(?<=[—–―‒↔⟷⇔→⟶⇒←⟵⇐,;&])"
+                  r"|(?<= )[aA][nN][dD] )")
 _STRONG, _LIST, _WEAK = 2, 1, 0  # _LIST: comma or semicolon, also chunk boundaries between strong pairs
 
 _NONE_ANSWERS = frozenset(
@@ -178,6 +205,10 @@ _GROUP_PREDICATE = re.compile(
     r"| (?:(?:all|both) )?share[sd]?\b",
     re.IGNORECASE,
 )
+# Every cue holds one of these in lower case (whole words "no", "not", "nothing", or "n't", ...), so a lowered
+# line without them needs no search for cues. "phone" or "Nolan" hold no hint. The hints avoid "i" and "s",
+# which the case-insensitive cues also match as "ı" and "ſ".
+_NEGATION_HINT = re.compile(r"\bno(?:t|thing)?\b|n['’]t\b|un(?:related|connected|l)|near|thout")
 _NO_CELLS = frozenset({"no", "false", "✗", "✘", "❌", "none", "not connected", "unconnected", "unrelated"})
 _NEGATABLE_KEYS = ("connected", "linked", "is_connected", "related", "match", "valid")
 _REMARK_KEYS = frozenset({"reason", "note", "notes", "remark", "comment", "status", "evidence", "why", "cue", "detail"})
@@ -189,6 +220,14 @@ _INNER_GROUP = re.compile(r"\(([^()\[\]{}]*)\)|\[([^()\[\]{}]*)\]|\{([^()\[\]{}]
 _PAREN = re.compile(r"\(([^()]*)\)")
 _TABLE_RULE = frozenset("-: ")
 _JSON_START = re.compile(r"\[(?=\s*[\"\[{])|\{(?=\s*\")")
+_DECODER = json.JSONDecoder()  # stateless between calls; json.loads shares one the same way
+_ALNUM = re.compile(r"[^\W_]")  # a letter or digit: a text without one names nobody
+# The strong separators of _SEP (every token but a single hyphen, ",", ";", "&" and " and "); with exactly one
+# of them and two roster names around it a line is read by the fast path (``_Parser.simple_pair``).
+_STRONG_SEP = re.compile(r"-{2,}>?|->|<-+>?|<=>|=>|[—–―‒↔⟷⇔→⟶⇒←⟵⇐]")
+_NOT_SIMPLE = re.compile(r"[(:,;|]")  # parentheses, colons, lists and tables: the full rules apply
+_GROUP_END = re.compile(r"(?<=[)\]}])\s*[,;]\s*")  # between bracketed groups: "(A, B), (C, D)"
+_DISPLAY_STRIP = " \t\r\n*_`\"'“”‘’«»"  # markup around a name as the roster writes it (``_Roster.display``)
 _KEY_PAIRS = (
     ("source", "target"), ("from", "to"), ("a", "b"), ("u", "v"), ("src", "dst"), ("left", "right"),
     ("person1", "person2"), ("person_1", "person_2"), ("person_a", "person_b"), ("persona", "personb"),
@@ -205,7 +244,10 @@ def normalize_name(text: str) -> str:
     """
     if not isinstance(text, str):
         text = "" if text is None else str(text)
-    words = _NON_ALNUM.sub(" ", text.casefold().translate(_APOSTROPHES)).split()
+    if text.isascii():
+        words = text.lower().translate(_ASCII_NAME).split()
+    else:
+        words = _NON_ALNUM.sub(" ", text.casefold().translate(_APOSTROPHES)).split()
     start = 0
     while start < len(words) - 1 and words[start] in TITLES:
         start += 1
@@ -248,15 +290,26 @@ def _parse_unguarded(output: object, roster: Sequence[str], *, groups: bool = Fa
     if isinstance(roster, str):
         roster = [roster]
     names = _cached_roster(tuple(roster) if roster is not None else ())
-    return _answer_items(output, lambda text: _Parser(names, groups).run(text))
+    return _answer_items(bounded_output(output), lambda text: _Parser(names, groups).run(text))
+
+
+_last_roster: tuple[tuple, _Roster] | None = None  # (names, roster) of the last call: re-scoring one doc
 
 
 def _cached_roster(names: tuple) -> _Roster:
-    """The normalized roster of a prompt, built once per roster (a 128k prompt has hundreds of people)."""
+    """The normalized roster of a prompt, built once per roster (a 128k prompt has hundreds of people).
+
+    The same tuple object as in the last call is recognized without hashing it (hundreds of names)."""
+    global _last_roster
+    last = _last_roster
+    if last is not None and last[0] is names:
+        return last[1]
     try:
-        return _roster(names)
+        roster = _roster(names)
     except TypeError:  # unhashable entries: build it uncached (they normalize to nothing anyway)
         return _Roster(names)
+    _last_roster = (names, roster)
+    return roster
 
 
 @lru_cache(maxsize=32)
@@ -270,19 +323,25 @@ def _answer_items(text: str, parse: Callable[[str], list[str]]) -> list[str]:
     if not markers:
         return parse(text)
     empty_answer = False
+    parsed = 0
     for i in range(len(markers) - 1, -1, -1):  # the last marker followed by a pair starts the answer
         _, end, strong = markers[i]
-        block = text[end : markers[i + 1][0] if i + 1 < len(markers) else len(text)]
-        items = parse(block)
-        if items:
-            return items
-        empty_answer = empty_answer or strong or _says_none(block)
+        stop = markers[i + 1][0] if i + 1 < len(markers) else len(text)
+        if parsed < _MAX_BLOCKS and _ALNUM.search(text, end, stop):  # without letters a block names nobody
+            parsed += 1
+            items = parse(text[end:stop])
+            if items:
+                return items
+        empty_answer = empty_answer or strong or _says_none(text[end:stop])
     return [] if empty_answer else parse(text)
 
 
 def _markers(text: str) -> list[tuple[int, int, bool]]:
     """(start, end, upper-case?) of every marker, overlapping line and upper-case matches merged."""
-    spans = sorted([(m.start(), m.end(), False) for m in _MARKER_LINE.finditer(text)]
+    lower = text.lower()
+    if "nnect" not in lower:  # in every marker; n, e, c, t have no other case-insensitive forms
+        return []
+    spans = sorted([(m.start(), m.end(), False) for m in _line_markers(text, lower)]
                    + [(m.start(), m.end(), True) for m in _MARKER_UPPER.finditer(text)])
     merged: list[tuple[int, int, bool]] = []
     for start, end, strong in spans:
@@ -292,6 +351,21 @@ def _markers(text: str) -> list[tuple[int, int, bool]]:
         else:
             merged.append((start, end, strong))
     return merged
+
+
+def _line_markers(text: str, lower: str) -> Iterator[re.Match[str]]:
+    """``_MARKER_LINE.finditer(text)``, trying the pattern only at the start of lines that hold "nnect" (each
+    line once) instead of at every position: several times faster on a JSON answer with a "connections" key."""
+    if len(lower) != len(text):  # lower() changed lengths, so its positions are not the text's
+        yield from _MARKER_LINE.finditer(text)
+        return
+    found = lower.find("nnect")
+    while found >= 0:
+        match = _MARKER_LINE.match(text, text.rfind("\n", 0, found) + 1)  # a line marker starts its line
+        if match is not None:
+            yield match
+        line_end = text.find("\n", found)
+        found = lower.find("nnect", line_end) if line_end >= 0 else -1
 
 
 def _says_none(block: str) -> bool:
@@ -308,11 +382,17 @@ class _Roster:
 
     def __init__(self, names: Iterable[object]) -> None:
         self.names: set[str] = set()
+        # A name as the roster writes it -> its normalized form: most parts are written so, and looking them up
+        # skips normalizing them (markup in _DISPLAY_STRIP normalizes to nothing, so the result is the same).
+        # Names holding a strong separator are left out, so a display name never splits a line or a JSON pair.
+        self.display: dict[str, str] = {}
         longest = 0
         for name in names:
             key = normalize_name(name) if isinstance(name, str) else ""
             if key:
                 self.names.add(key)
+                if not _STRONG_SEP.search(name):
+                    self.display[name.strip(_DISPLAY_STRIP)] = key
                 longest = max(longest, key.count(" ") + 1)
         self.max_words = min(longest, _MAX_NGRAM)
         self.words = {word for name in self.names for word in name.split()}
@@ -334,6 +414,8 @@ class _Roster:
 
     def negated(self, line: str) -> bool:
         """True when a whitespace-collapsed line holds a negation cue that is not made of name words."""
+        if not _NEGATION_HINT.search(line.lower()):
+            return False
         for match in _NEGATION.finditer(line):
             if not set(normalize_name(match.group()).split()) <= self.words:
                 return True
@@ -432,6 +514,20 @@ def _separators(text: str) -> list[tuple[int, int, int]]:
     return found
 
 
+def _pieces(line: str) -> list[str]:
+    """A line longer than ``_MAX_LINE_CHARS`` as lines of its own: the pieces between its bracketed groups
+    when it starts with a bracket, else between its semicolons, else between its commas; a piece that is still
+    too long is cut. (A real answer line is short; a long one is a list of pairs or junk.)"""
+    body = line.lstrip(" >*_`#-•")
+    if body[:1] in "([{" and _GROUP_END.search(line):
+        pieces = _GROUP_END.split(line)
+    elif ";" in line:
+        pieces = line.split(";")
+    else:
+        pieces = line.split(",")
+    return [piece[:_MAX_LINE_CHARS] for piece in pieces]
+
+
 def _split(text: str, separators: Iterable[tuple[int, int, int]]) -> list[str]:
     pieces, position = [], 0
     for start, end, _kind in separators:
@@ -465,6 +561,9 @@ class _Parser:
         self.negated_section = False  # inside a list under a negation heading ("Not connected:")
         self.section_has_lines = False  # a blank line ends a negated section only once it has lines
         self._parts: dict[str, _Part] = {}
+        self._separator_cache: dict[str, list[tuple[int, int, int]]] = {}
+        self._plain_lines: set[str] = set()  # lines read from and back to the plain state (``lines``)
+        self.work = _MAX_WORK  # left of the budget: separators split and JSON values walked
 
     # --- items ----------------------------------------------------------------------------------
 
@@ -476,6 +575,10 @@ class _Parser:
     def part(self, raw: str) -> _Part:
         cached = self._parts.get(raw)
         if cached is None:
+            name = self.roster.display.get(raw.strip(_DISPLAY_STRIP))
+            if name is not None:  # a roster name as written: resolve() would find it exactly
+                cached = self._parts[raw] = _Part(name, name, True, 0, False)
+                return cached
             norm = normalize_name(raw)
             name, exact, ambiguous = self.roster.resolve(raw, norm)
             words = _name_words(raw) if name is None and norm else 0
@@ -533,9 +636,31 @@ class _Parser:
             position = end
         self.lines(text[position:])
 
+    def separators(self, text: str) -> list[tuple[int, int, int]]:
+        """``_separators(text)``, computed once per text: a line's segments are split several times. Each
+        separator costs one unit of the work budget."""
+        found = self._separator_cache.get(text)
+        if found is None:
+            found = self._separator_cache[text] = _separators(text)
+            self.work -= len(found)
+        return found
+
+    def plain(self) -> bool:
+        """True when nothing is pending: no ``Name:`` header, no negated section."""
+        return self.header is None and not self.negated_section and not self.section_has_lines
+
     def lines(self, text: str) -> None:
-        for line in text.splitlines():
+        self.read(text.splitlines())
+
+    def read(self, lines: Iterable[str]) -> None:
+        seen = self._plain_lines
+        for line in lines:
+            if line in seen and self.plain():
+                continue  # read before from the plain state and back to it: it adds nothing new
+            was_plain = self.plain()
             self.line(line)
+            if was_plain and self.plain():
+                seen.add(line)
 
     def line(self, raw: str) -> None:
         line = " ".join(raw.split())
@@ -543,6 +668,13 @@ class _Parser:
             if self.section_has_lines:
                 self.negated_section = self.section_has_lines = False
             return  # a blank line keeps a pending "Name:" header
+        if self.simple_pair(line):
+            return
+        if len(line) > _MAX_LINE_CHARS:
+            self.read(_pieces(line))
+            return
+        if self.work <= 0:
+            return  # the budget is spent: a degenerate output, read no further
         if self.skip_negated(line):
             return  # a skipped line keeps a pending "Name:" header too
         line, bullet = _strip_bullets(line)
@@ -558,7 +690,7 @@ class _Parser:
         line = " ".join(_PAREN.sub(self._paren, line).split("(", 1)[0].split())
         segments = line.split(":")
         head = segments[0]
-        if not _separators(head):
+        if not self.separators(head):
             if header is not None and bullet:
                 person = self.part(head)
                 if person.name is not None or person.ambiguous:
@@ -575,9 +707,27 @@ class _Parser:
                     if self.star(person.item_name, rest):
                         return
         for segment in segments:
-            if _separators(segment) or _RELATION.search(segment):
+            if self.separators(segment) or _RELATION.search(segment):
                 self.text(segment)
                 return
+
+    def simple_pair(self, line: str) -> bool:
+        """Fast path for ``A -- B`` (bullets and markdown allowed): one strong separator between two roster
+        names as the roster writes them. Such a line holds no negation cue outside the names (a cue made of name
+        words does not count), no colon, parenthesis or list, so the full rules give exactly this pair."""
+        if self.negated_section or len(line) > _MAX_LINE_CHARS or _NOT_SIMPLE.search(line):
+            return False
+        body = _strip_bullets(line)[0].strip(_EDGE_MARKUP)
+        sides = _STRONG_SEP.split(body)
+        if len(sides) != 2 or body[:1] in "|([{":
+            return False
+        a = self.roster.display.get(sides[0].strip(_DISPLAY_STRIP))
+        b = self.roster.display.get(sides[1].strip(_DISPLAY_STRIP))
+        if a is None or b is None:
+            return False
+        self.header = None
+        self.add(a, b, self_pair=True)
+        return True
 
     def skip_negated(self, line: str) -> bool:
         """True for a line that must not give pairs: it holds a negation cue or sits in a negated section."""
@@ -597,7 +747,7 @@ class _Parser:
         return f" {inner} " if self.part(inner).exact else " "
 
     def text(self, segment: str) -> bool:
-        separators = _separators(segment)
+        separators = self.separators(segment)
         strong = any(kind == _STRONG for _, _, kind in separators)
         if not strong and (self.relation(segment) or self.statement(segment)):
             return True
@@ -607,11 +757,11 @@ class _Parser:
             boundaries = [s for s in separators if s[2] == _LIST]
             strong_pieces = _split(segment, [s for s in separators if s[2] == _STRONG])
             if boundaries and not all(self.part(piece).exact for piece in strong_pieces):  # "Morrow, Lena"
-                chunks = [c for c in _split(segment, boundaries) if any(k == _STRONG for *_, k in _separators(c))]
+                chunks = [c for c in _split(segment, boundaries) if any(k == _STRONG for *_, k in self.separators(c))]
                 if len(chunks) >= 2:
                     emitted = False
                     for chunk in chunks:
-                        emitted |= self.pairs(chunk, _separators(chunk))
+                        emitted |= self.pairs(chunk, self.separators(chunk))
                     return emitted
         return self.pairs(segment, separators)
 
@@ -623,7 +773,7 @@ class _Parser:
         if self.groups:  # a group may also use commas or "and": split the pieces that are not one name
             raws = []
             for piece in pieces:
-                raws.extend([piece] if self.part(piece).exact else _split(piece, _separators(piece)))
+                raws.extend([piece] if self.part(piece).exact else _split(piece, self.separators(piece)))
             pieces = raws
         return self.emit_parts(pieces, strong=True, chain=True)
 
@@ -658,7 +808,7 @@ class _Parser:
         """The item names of a list of people (``A``, ``A and B``, ``A, B, and C``), or [] when some listed
         part is neither a roster name nor a name of 2-4 words. Parts that are no names are dropped first
         from the start (``So, A``) or from the end (``B, both pilots``) while more than one part remains."""
-        parts = [p for p in (self.part(raw) for raw in _split(text, _separators(text))) if p.norm]
+        parts = [p for p in (self.part(raw) for raw in _split(text, self.separators(text))) if p.norm]
         if trim == "start":
             while len(parts) > 1 and not parts[0].good(False):
                 parts.pop(0)
@@ -671,15 +821,17 @@ class _Parser:
 
     def tuples(self, line: str) -> bool:
         handled = False
+        done: set[str] = set()  # text() only adds items, so a repeated group adds nothing
         for match in _INNER_GROUP.finditer(line):
             inner = next((g for g in match.groups() if g is not None), "")
-            if _separators(inner):
+            if inner not in done and self.separators(inner):
                 handled = True
+                done.add(inner)
                 self.text(inner)
         return handled
 
     def star(self, center: str, rest: str) -> bool:
-        parts = [p for p in (self.part(raw) for raw in _split(rest, _separators(rest))) if p.norm]
+        parts = [p for p in (self.part(raw) for raw in _split(rest, self.separators(rest))) if p.norm]
         if not parts or not all(p.exact or p.ambiguous or p.words >= 2 for p in parts):
             return False
         for p in parts:
@@ -700,14 +852,17 @@ class _Parser:
     # --- JSON -----------------------------------------------------------------------------------
 
     def walk(self, value: object, depth: int) -> None:
-        if depth > _MAX_JSON_DEPTH:
+        self.work -= 1
+        if depth > _MAX_JSON_DEPTH or self.work <= 0:
             return
         if isinstance(value, dict):
             self.walk_object(value, depth)
         elif isinstance(value, list):
+            if len(value) == 2 and self.json_pair(value):
+                return
             strings = [v for v in value if isinstance(v, str)]
             if strings and len(strings) == len(value):
-                if any(any(k == _STRONG for *_, k in _separators(" ".join(s.split()))) for s in strings):
+                if any(any(k == _STRONG for *_, k in self.separators(" ".join(s.split()))) for s in strings):
                     for s in strings:
                         self.lines(s)
                         self.header = None
@@ -717,9 +872,21 @@ class _Parser:
             for v in value:
                 if isinstance(v, (list, dict)):
                     self.walk(v, depth + 1)
-                elif isinstance(v, str) and _separators(" ".join(v.split())):
+                elif isinstance(v, str) and self.separators(" ".join(v.split())):
                     self.lines(v)
                     self.header = None
+
+    def json_pair(self, value: list) -> bool:
+        """Fast path for ``["A", "B"]`` with two roster names as written (no strong separator in them, so the
+        rules below read it as this one pair)."""
+        a, b = value
+        if not (isinstance(a, str) and isinstance(b, str)):
+            return False
+        a, b = self.roster.display.get(a.strip(_DISPLAY_STRIP)), self.roster.display.get(b.strip(_DISPLAY_STRIP))
+        if a is None or b is None:
+            return False
+        self.add(a, b, self_pair=True)
+        return True
 
     def walk_object(self, value: dict, depth: int) -> None:
         lower = {k.lower(): v for k, v in value.items() if isinstance(k, str)}
@@ -777,7 +944,7 @@ class _Parser:
 
 def _json_values(text: str) -> list[tuple[int, int, object]]:
     """(start, end, value) of JSON values decoded from left to right, at most _MAX_JSON_ATTEMPTS tries."""
-    decoder = json.JSONDecoder()
+    decoder = _DECODER
     values: list[tuple[int, int, object]] = []
     attempts = covered = 0
     for match in _JSON_START.finditer(text):
