@@ -22,7 +22,14 @@ from ..core.instance import content_hash
 from ..core.rng import canonical_json
 from ..core.shortcuts import TaskAuditor, lines_to_json, spread_indices
 from ..core.workers import mortal_children
-from ..dataset_builders._builder import SPLIT, builder_class, check_limit, num_rows, resolved_task
+from ..dataset_builders._builder import (
+    SPLIT,
+    builder_class,
+    check_limit,
+    num_rows,
+    release_arrow_memory,
+    resolved_task,
+)
 from .card import render_card
 from .layout import (
     HF_META_KEY,
@@ -91,13 +98,7 @@ class _RowStats:
                 if position in wanted:
                     auditor.add(row)
             del batch
-            _release_arrow_memory()
-
-
-def _release_arrow_memory() -> None:
-    """Hand the Arrow pool's freed pages back to the system: its allocator keeps them otherwise, so the
-    process's peak memory would grow with the number of row groups read and written."""
-    pa.default_memory_pool().release_unused()
+            release_arrow_memory()
 
 
 def _next_rows(batches: Iterator[pa.RecordBatch], pending: list[pa.RecordBatch], count: int) -> pa.Table:
@@ -142,7 +143,7 @@ def _write_config(
                 group = _next_rows(batches, pending, group_stop - group_start).combine_chunks()
                 w.write_table(group.replace_schema_metadata(metadata), row_group_size=group_stop - group_start)
                 del group
-                _release_arrow_memory()
+                release_arrow_memory()
 
 
 def _build_config(
