@@ -20,7 +20,7 @@ is reported but not counted.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,47 +102,94 @@ def _status(score: float, chance: float, expected: bool, paper_faithful: bool, m
     return KNOWN if paper_faithful else FAIL
 
 
+class StreamingAudit:
+    """The audit of one config fed a row at a time, keeping only small per-row results (scores, AUCs, probe
+    labels), never the rows: memory stays flat in the number of rows. :func:`run_audit` is this over a list.
+
+    ``add(row)`` takes an audited row; ``add_calibration(row)`` a row that categorical probes learn their
+    label rates on (the rows themselves when none is given). ``lines()`` is the same at any point of the
+    stream as ``run_audit`` on the rows (and calibration rows) added so far, float for float: every sum runs
+    in row order."""
+
+    def __init__(self, config: Any, paper_faithful: bool, shortcuts: Sequence[Shortcut], probes: Sequence[Probe],
+                 score: Callable[[dict, str], dict[str, float]], guess: Callable[[str, int], str | None]) -> None:
+        self.config, self.paper_faithful = config, paper_faithful
+        self.shortcuts, self.probes = tuple(shortcuts), tuple(probes)
+        self.score, self.guess = score, guess
+        self.rows = 0
+        self._chance: list[float] = []
+        self._totals = [dict.fromkeys(range(len(s.variants)), 0.0) for s in self.shortcuts]
+        self._aucs: list[list[float]] = [[] for _ in self.probes]  # numeric probes: one AUC per row
+        self._pooled: list[list[tuple[Any, bool]]] = [[] for _ in self.probes]  # categorical: (label, gold)
+        self._learned: list[list[tuple[Any, bool]]] = [[] for _ in self.probes]
+        self._calibrated = False
+
+    def add(self, row: dict) -> None:
+        self.rows += 1
+        self._chance.append(self.score(row, self.guess(row["prompt"], 0) or "")["score"])
+        for shortcut, totals in zip(self.shortcuts, self._totals, strict=True):
+            for k, variant in enumerate(shortcut.variants):
+                totals[k] += self.score(row, shortcut.answer(row["prompt"], variant))["score"]
+        for probe, aucs, pooled in zip(self.probes, self._aucs, self._pooled, strict=True):
+            if probe.categorical:
+                pooled.extend(probe.features(row))
+            elif (auc := rank_auc(probe.features(row))) is not None:
+                aucs.append(auc)
+
+    def add_calibration(self, row: dict) -> None:
+        self._calibrated = True
+        for probe, learned in zip(self.probes, self._learned, strict=True):
+            if probe.categorical:
+                learned.extend(probe.features(row))
+
+    def lines(self) -> list[AuditLine]:
+        chance = mean(self._chance)
+        lines: list[AuditLine] = []
+        for shortcut, totals in zip(self.shortcuts, self._totals, strict=True):
+            best_k = max(totals, key=lambda k: (totals[k], -k))
+            best = totals[best_k] / self.rows if self.rows else 0.0
+            best_variant = shortcut.variants[best_k]
+            expected = bool(shortcut.expected_when and shortcut.expected_when(self.config))
+            note = "" if best_variant is None else f"best variant {best_variant}"
+            if expected:
+                note = (note + "; " if note else "") + "the regularity this config studies"
+            lines.append(AuditLine(shortcut.name, shortcut.kind, best, chance,
+                                   _status(best, chance, expected, self.paper_faithful), note))
+        for k, probe in enumerate(self.probes):
+            if probe.categorical:
+                learned = self._learned[k] if self._calibrated else self._pooled[k]
+                aucs = _categorical_auc(learned, self._pooled[k])
+            else:
+                aucs = self._aucs[k]
+            raw = mean(aucs) if aucs else 0.5
+            folded = max(raw, 1.0 - raw)
+            direction = "gold higher" if raw >= 0.5 else "gold lower"
+            lines.append(AuditLine(f"{probe.name} (AUC)", probe.kind, folded, 0.5,
+                                   _status(folded, 0.5, False, self.paper_faithful, PROBE_MARGIN),
+                                   f"{direction}, {len(aucs)} rows; pass <= {0.5 + PROBE_MARGIN:g}"))
+        return lines
+
+
 def run_audit(rows: Sequence[dict], config: Any, paper_faithful: bool, shortcuts: Sequence[Shortcut],
               probes: Sequence[Probe], score: Callable[[dict, str], dict[str, float]],
               guess: Callable[[str, int], str | None], calibration: Sequence[dict] = ()) -> list[AuditLine]:
     """Score every shortcut and probe on ``rows`` (all of one config); categorical probes learn their label
     rates on ``calibration`` rows (the same config under another seed; ``rows`` themselves when empty)."""
-    chance = mean([score(row, guess(row["prompt"], 0) or "")["score"] for row in rows])
-    lines: list[AuditLine] = []
-    for shortcut in shortcuts:
-        totals = dict.fromkeys(range(len(shortcut.variants)), 0.0)
-        for row in rows:  # rows outside, variants inside: a strategy parses each prompt once
-            for k, variant in enumerate(shortcut.variants):
-                totals[k] += score(row, shortcut.answer(row["prompt"], variant))["score"]
-        best_k = max(totals, key=lambda k: (totals[k], -k))
-        best = totals[best_k] / len(rows) if rows else 0.0
-        best_variant = shortcut.variants[best_k]
-        expected = bool(shortcut.expected_when and shortcut.expected_when(config))
-        note = "" if best_variant is None else f"best variant {best_variant}"
-        if expected:
-            note = (note + "; " if note else "") + "the regularity this config studies"
-        lines.append(AuditLine(shortcut.name, shortcut.kind, best, chance,
-                               _status(best, chance, expected, paper_faithful), note))
-    for probe in probes:
-        aucs = _categorical_auc(rows, calibration or rows, probe) if probe.categorical else [
-            auc for row in rows if (auc := rank_auc(probe.features(row))) is not None]
-        raw = mean(aucs) if aucs else 0.5
-        folded = max(raw, 1.0 - raw)
-        direction = "gold higher" if raw >= 0.5 else "gold lower"
-        lines.append(AuditLine(f"{probe.name} (AUC)", probe.kind, folded, 0.5,
-                               _status(folded, 0.5, False, paper_faithful, PROBE_MARGIN),
-                               f"{direction}, {len(aucs)} rows; pass <= {0.5 + PROBE_MARGIN:g}"))
-    return lines
+    audit = StreamingAudit(config, paper_faithful, shortcuts, probes, score, guess)
+    for row in rows:
+        audit.add(row)
+    for row in calibration:
+        audit.add_calibration(row)
+    return audit.lines()
 
 
-def _categorical_auc(rows: Sequence[dict], calibration: Sequence[dict], probe: Probe) -> list[float]:
-    learned = [pair for row in calibration for pair in probe.features(row)]
+def _categorical_auc(learned: Sequence[tuple[Any, bool]], pooled: Sequence[tuple[Any, bool]]) -> list[float]:
+    """Each label replaced by its gold rate in ``learned``; the AUC of that rate over ``pooled``."""
     counts: dict[Any, list[int]] = {}
     for label, gold in learned:
         counts.setdefault(label, [0, 0])[int(gold)] += 1
     rate = {label: gold / (gold + other) for label, (other, gold) in counts.items()}
     base = mean([float(gold) for _, gold in learned])
-    pooled = [pair for row in rows for pair in probe.features(row)]
     auc = rank_auc([(rate.get(label, base), gold) for label, gold in pooled])
     return [] if auc is None else [auc]
 
@@ -182,7 +229,8 @@ def spread_indices(size: int, n: int | None) -> list[int]:
 
 
 def audit_task(task: Any, n: int | None = None, split: str = "test", progress: bool = False) -> TaskAudit:
-    """Generate ``n`` evenly spaced rows of ``task`` (all when None) and run its family's shortcut audit."""
+    """Generate ``n`` evenly spaced rows of ``task`` (all when None) and run its family's shortcut audit, one
+    row at a time (memory flat in ``n``)."""
     from .generation import generate_row, task_size
 
     chosen = spread_indices(task_size(task), n)
@@ -191,24 +239,48 @@ def audit_task(task: Any, n: int | None = None, split: str = "test", progress: b
         from tqdm.auto import tqdm
 
         indices = tqdm(chosen, desc=f"generating {task.name}", unit="row", disable=len(chosen) < 20)
-    return audit_rows(task, [generate_row(task, index, split) for index in indices], split)
+    auditor = TaskAuditor(task, split)
+    for index in indices:
+        auditor.add(generate_row(task, index, split))
+    return auditor.result()
 
 
-def audit_rows(task: Any, rows: Sequence[dict], split: str = "test") -> TaskAudit:
-    """The shortcut audit of ``task`` on rows already generated (e.g. the rows a materialize run wrote).
+class TaskAuditor:
+    """The shortcut audit of ``task`` on rows fed one at a time (e.g. while a materialize run streams them);
+    each row is dropped once its scores are taken.
 
-    Categorical probes learn on calibration rows: the same indices under the next seed."""
-    from .generation import MAX_SEED, generate_row
-    from .registry import get_family
+    Categorical probes learn on calibration rows: the same indices under the next seed, generated as each
+    row arrives."""
 
-    family = get_family(task.family)
-    calibration: list[dict] = []
-    if any(probe.categorical for probe in family.probes):
-        other = dataclasses.replace(task, seed=(task.seed + 1) % (MAX_SEED + 1))
-        calibration = [generate_row(other, row["index"], split) for row in rows]
-    lines = run_audit(rows, task.config, task.paper_faithful, family.shortcuts, family.probes, family.score,
-                      family.guess, calibration)
-    return TaskAudit(task.name, len(rows), task.paper_faithful, tuple(lines))
+    def __init__(self, task: Any, split: str = "test") -> None:
+        from .generation import MAX_SEED
+        from .registry import get_family
+
+        family = get_family(task.family)
+        self.task, self.split = task, split
+        self._calibration_task = None
+        if any(probe.categorical for probe in family.probes):
+            self._calibration_task = dataclasses.replace(task, seed=(task.seed + 1) % (MAX_SEED + 1))
+        self._audit = StreamingAudit(task.config, task.paper_faithful, family.shortcuts, family.probes,
+                                     family.score, family.guess)
+
+    def add(self, row: dict) -> None:
+        from .generation import generate_row
+
+        self._audit.add(row)
+        if self._calibration_task is not None:
+            self._audit.add_calibration(generate_row(self._calibration_task, row["index"], self.split))
+
+    def result(self) -> TaskAudit:
+        return TaskAudit(self.task.name, self._audit.rows, self.task.paper_faithful, tuple(self._audit.lines()))
+
+
+def audit_rows(task: Any, rows: Iterable[dict], split: str = "test") -> TaskAudit:
+    """The shortcut audit of ``task`` on rows already generated (e.g. the rows a materialize run wrote)."""
+    auditor = TaskAuditor(task, split)
+    for row in rows:
+        auditor.add(row)
+    return auditor.result()
 
 
 def lines_to_json(lines: Sequence[AuditLine]) -> list[dict[str, Any]]:

@@ -19,11 +19,17 @@ import pyarrow.parquet as pq
 from .. import __version__
 from ..core.config import config_to_dict
 from ..core.instance import content_hash
-from ..core.registry import Task
 from ..core.rng import canonical_json
-from ..core.shortcuts import audit_rows, lines_to_json, spread_indices
+from ..core.shortcuts import TaskAuditor, lines_to_json, spread_indices
 from ..core.workers import mortal_children
-from ..dataset_builders._builder import SPLIT, builder_class, check_limit, num_rows, resolved_task
+from ..dataset_builders._builder import (
+    SPLIT,
+    builder_class,
+    check_limit,
+    num_rows,
+    release_arrow_memory,
+    resolved_task,
+)
 from .card import render_card
 from .layout import (
     HF_META_KEY,
@@ -69,15 +75,17 @@ def _arrow_batches(files: Sequence[str]) -> Iterator[pa.RecordBatch]:
 
 
 class _RowStats:
-    """One streaming pass over the rows: content hashes, canonical-JSON sizes, the index column, the first row
-    and the rows at ``keep`` positions (for the card's audit)."""
+    """One streaming pass over the rows: content hashes, canonical-JSON sizes, the index column, the first
+    row's generation stamps, and the card's shortcut audit of the rows at ``keep`` positions (fed to
+    ``auditor`` as they pass; no row is held after its batch)."""
 
-    def __init__(self, batches: Iterator[pa.RecordBatch], keep: Sequence[int]) -> None:
+    STAMPS = ("family_version", "config_hash", "source_hash")
+
+    def __init__(self, batches: Iterator[pa.RecordBatch], keep: Sequence[int], auditor: TaskAuditor) -> None:
         self.hashes: list[str] = []
         self.sizes: list[int] = []
         self.indices: list[int] = []
         self.first: dict[str, Any] | None = None
-        self.kept: list[dict[str, Any]] = []
         wanted = set(keep)
         for batch in batches:
             for row in batch.to_pylist():
@@ -86,9 +94,11 @@ class _RowStats:
                 self.sizes.append(len(canonical_json(row)))
                 self.indices.append(row["index"])
                 if self.first is None:
-                    self.first = row
+                    self.first = {key: row[key] for key in self.STAMPS}
                 if position in wanted:
-                    self.kept.append(row)
+                    auditor.add(row)
+            del batch
+            release_arrow_memory()
 
 
 def _next_rows(batches: Iterator[pa.RecordBatch], pending: list[pa.RecordBatch], count: int) -> pa.Table:
@@ -132,6 +142,8 @@ def _write_config(
                 # build was chunked.
                 group = _next_rows(batches, pending, group_stop - group_start).combine_chunks()
                 w.write_table(group.replace_schema_metadata(metadata), row_group_size=group_stop - group_start)
+                del group
+                release_arrow_memory()
 
 
 def _build_config(
@@ -160,11 +172,12 @@ def _build_config(
     schema = dataset.data.table.schema
     del dataset  # rows are streamed from the cache files from here on
     expected = num_rows(task, limit)
-    stats = _RowStats(_arrow_batches(files), spread_indices(expected, AUDIT_ROWS))
+    auditor = TaskAuditor(task)
+    stats = _RowStats(_arrow_batches(files), spread_indices(expected, AUDIT_ROWS), auditor)
     if stats.indices != list(range(expected)):
         raise RuntimeError(f"{name}: the builder returned rows out of index order or incomplete")
     hashes, sizes, first = stats.hashes, stats.sizes, stats.first
-    audit = _shortcut_audit(task, stats.kept)
+    audit = _shortcut_audit(auditor)
     meta = {
         "config_name": name,
         "task": task.name,
@@ -189,9 +202,9 @@ def _build_config(
                   max_rows_per_file)
 
 
-def _shortcut_audit(task: Task, rows: list[dict[str, Any]]) -> dict[str, Any]:
+def _shortcut_audit(auditor: TaskAuditor) -> dict[str, Any]:
     """The shortcut audit on (up to ``AUDIT_ROWS`` evenly spaced of) the rows being written, for the card."""
-    result = audit_rows(task, rows)
+    result = auditor.result()
     return {"rows": result.rows, "passed": result.passed, "lines": lines_to_json(result.lines)}
 
 

@@ -1,0 +1,102 @@
+"""The shortcut audit fed one row at a time (materialize's card, `lurch audit-shortcuts`) gives exactly the
+numbers of the audit over a list of rows, so streaming changes no card."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from lurch_tasks.core.generation import MAX_SEED, generate_row, resolve_task, task_size
+from lurch_tasks.core.registry import get_family
+from lurch_tasks.core.shortcuts import (
+    PROBE_MARGIN,
+    AuditLine,
+    TaskAuditor,
+    _status,
+    audit_rows,
+    audit_task,
+    lines_to_json,
+    mean,
+    rank_auc,
+    spread_indices,
+)
+from lurch_tasks.hub import build as hub_build
+from lurch_tasks.hub import materialize, summarize_folder
+
+CASES = {
+    "find_the_origin_random": {"context_tokens": [384], "num_samples": 1},
+    "memory_drift_edge_decoys": {"context_tokens": [2048], "connections": [1, 3], "num_samples": 3},  # calibration
+}
+
+
+def _reference_lines(rows, config, paper_faithful, family, calibration):
+    """The audit as it was computed before it streamed: every shortcut over all rows, then every probe."""
+    chance = mean([family.score(row, family.guess(row["prompt"], 0) or "")["score"] for row in rows])
+    lines = []
+    for shortcut in family.shortcuts:
+        totals = dict.fromkeys(range(len(shortcut.variants)), 0.0)
+        for row in rows:
+            for k, variant in enumerate(shortcut.variants):
+                totals[k] += family.score(row, shortcut.answer(row["prompt"], variant))["score"]
+        best_k = max(totals, key=lambda k: (totals[k], -k))
+        best = totals[best_k] / len(rows)
+        expected = bool(shortcut.expected_when and shortcut.expected_when(config))
+        note = "" if shortcut.variants[best_k] is None else f"best variant {shortcut.variants[best_k]}"
+        if expected:
+            note = (note + "; " if note else "") + "the regularity this config studies"
+        lines.append(AuditLine(shortcut.name, shortcut.kind, best, chance,
+                               _status(best, chance, expected, paper_faithful), note))
+    for probe in family.probes:
+        if probe.categorical:
+            counts: dict = {}
+            learned = [pair for row in calibration or rows for pair in probe.features(row)]
+            for label, gold in learned:
+                counts.setdefault(label, [0, 0])[int(gold)] += 1
+            rate = {label: gold / (gold + other) for label, (other, gold) in counts.items()}
+            base = mean([float(gold) for _, gold in learned])
+            auc = rank_auc([(rate.get(label, base), gold) for row in rows for label, gold in probe.features(row)])
+            aucs = [] if auc is None else [auc]
+        else:
+            aucs = [auc for row in rows if (auc := rank_auc(probe.features(row))) is not None]
+        raw = mean(aucs) if aucs else 0.5
+        folded = max(raw, 1.0 - raw)
+        lines.append(AuditLine(f"{probe.name} (AUC)", probe.kind, folded, 0.5,
+                               _status(folded, 0.5, False, paper_faithful, PROBE_MARGIN),
+                               f"{'gold higher' if raw >= 0.5 else 'gold lower'}, {len(aucs)} rows; pass <= "
+                               f"{0.5 + PROBE_MARGIN:g}"))
+    return lines
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_streamed_audit_equals_the_list_audit_float_for_float(name: str) -> None:
+    task = resolve_task(name, CASES[name])
+    family = get_family(task.family)
+    indices = spread_indices(task_size(task), 8)
+    rows = [generate_row(task, i) for i in indices]
+    calibration = []
+    if any(probe.categorical for probe in family.probes):
+        other = dataclasses.replace(task, seed=(task.seed + 1) % (MAX_SEED + 1))
+        calibration = [generate_row(other, i) for i in indices]
+    expected = _reference_lines(rows, task.config, task.paper_faithful, family, calibration)
+
+    auditor = TaskAuditor(task)
+    for row in rows:
+        auditor.add(row)
+    assert list(auditor.result().lines) == expected  # exact floats, not approx
+    assert list(audit_rows(task, iter(rows)).lines) == expected
+    assert list(audit_task(task, 8).lines) == expected
+
+
+def test_card_audit_is_the_audit_of_the_evenly_spaced_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    name = "memory_drift_edge_decoys"
+    monkeypatch.setattr(hub_build, "AUDIT_ROWS", 5)
+    out = materialize([name], tmp_path / "out", overrides=CASES[name], progress=False)
+    task = resolve_task(name, CASES[name])
+    chosen = spread_indices(task_size(task), 5)
+    assert 1 < len(chosen) < task_size(task)
+    expected = audit_rows(task, [generate_row(task, i) for i in chosen])
+    [summary] = summarize_folder(out)
+    lines = lines_to_json(expected.lines)
+    assert summary.meta["shortcut_audit"] == {"rows": len(chosen), "passed": expected.passed, "lines": lines}
