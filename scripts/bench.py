@@ -1,6 +1,6 @@
 """The performance referee: generation against one tokenizer pass, and against lm-eval's RULER port.
 
-    python scripts/bench.py [--lengths 4096 32768 131072] [--samples 8] [--skip-ruler] [--json FILE]
+    python scripts/bench.py [--lengths 4096 16384 32768 131072] [--samples 8] [--skip-ruler] [--json FILE]
 
 In one process and one run it measures, per prompt length:
   * ``ours / pass``: generating N instances of each family (reference tokenizer, tiktoken cl100k) divided
@@ -150,7 +150,7 @@ def ruler(length: int, samples: int, tokenizer_dir: Path) -> dict[str, Timing]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lengths", type=int, nargs="+", default=[4096, 32768, 131072])
+    parser.add_argument("--lengths", type=int, nargs="+", default=[4096, 16384, 32768, 131072])
     parser.add_argument("--samples", type=int, default=8)
     parser.add_argument("--skip-ruler", action="store_true", help="only generation against one tokenizer pass")
     parser.add_argument("--json", default=None, help="also write the figures to this file")
