@@ -15,6 +15,7 @@ from typing import Any
 import datasets
 import pyarrow as pa
 import pyarrow.parquet as pq
+from datasets.naming import filenames_for_dataset_split
 
 from .. import __version__
 from ..core.config import config_to_dict
@@ -101,6 +102,20 @@ class _RowStats:
             release_arrow_memory()
 
 
+def _arrow_files(builder: datasets.DatasetBuilder) -> tuple[list[str], pa.Schema]:
+    """The builder's Arrow cache files of the split in row order, and their schema, found without opening them
+    as a Dataset: that memory-maps every record batch (about 40 MiB of pages at 6,400 rows of 16k tokens)."""
+    split = builder.info.splits[SPLIT]
+    files = filenames_for_dataset_split(builder.cache_dir, builder.dataset_name, SPLIT, "arrow", split.shard_lengths)
+    if not files or not all(os.path.isfile(path) for path in files):  # another datasets layout: ask it
+        dataset = builder.as_dataset(split=SPLIT)
+        files = [entry["filename"] for entry in dataset.cache_files]
+        del dataset
+    with pa.OSFile(files[0], "rb") as source:
+        schema = pa.ipc.open_stream(source).schema
+    return files, schema
+
+
 def _next_rows(batches: Iterator[pa.RecordBatch], pending: list[pa.RecordBatch], count: int) -> pa.Table:
     """The next ``count`` rows of the stream as one table; the rest of the last batch stays in ``pending``."""
     taken, have = [], 0
@@ -167,10 +182,7 @@ def _build_config(
         limit=limit,
     )
     builder.download_and_prepare(num_proc=num_proc if num_proc > 1 else None)
-    dataset = builder.as_dataset(split=SPLIT)
-    files = [entry["filename"] for entry in dataset.cache_files]
-    schema = dataset.data.table.schema
-    del dataset  # rows are streamed from the cache files from here on
+    files, schema = _arrow_files(builder)  # rows are streamed from the cache files from here on
     expected = num_rows(task, limit)
     auditor = TaskAuditor(task)
     stats = _RowStats(_arrow_batches(files), spread_indices(expected, AUDIT_ROWS), auditor)
