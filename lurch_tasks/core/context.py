@@ -1,4 +1,4 @@
-"""Assembling a context from text blocks while tracking which blocks are evidence."""
+"""Evidence of a context in reference tokens and characters, and its LURCH scope and dispersion."""
 
 from __future__ import annotations
 
@@ -7,36 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .difficulty import evidence_dispersion, evidence_scope, merge_spans
+from .difficulty import evidence_dispersion, evidence_scope
 from .tokens import token_spans
-
-
-@dataclass(frozen=True)
-class Block:
-    text: str
-    is_evidence: bool = False
-
-
-@dataclass(frozen=True)
-class AssembledContext:
-    text: str
-    evidence_chars: tuple[tuple[int, int], ...]
-
-
-def assemble(blocks: Sequence[Block], separator: str = "\n") -> AssembledContext:
-    """Join blocks with ``separator``; evidence spans are the character ranges of evidence blocks."""
-    parts: list[str] = []
-    spans: list[tuple[int, int]] = []
-    offset = 0
-    for i, block in enumerate(blocks):
-        if i:
-            parts.append(separator)
-            offset += len(separator)
-        if block.is_evidence:
-            spans.append((offset, offset + len(block.text)))
-        parts.append(block.text)
-        offset += len(block.text)
-    return AssembledContext("".join(parts), tuple(merge_spans(spans)))
 
 
 @dataclass(frozen=True)

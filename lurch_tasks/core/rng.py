@@ -106,11 +106,4 @@ class LazyPermutation:
         return out
 
     def next(self) -> int:
-        if self._taken >= self._n:
-            raise IndexError("permutation exhausted")
-        i = self._taken
-        j = i + self._rng.below(self._n - i)
-        value_j = self._swapped.get(j, j)
-        self._swapped[j] = self._swapped.get(i, i)
-        self._taken += 1
-        return value_j
+        return self.take(1)[0]

@@ -109,13 +109,13 @@ def generate(config: GraphConfig, seed: int, split: str, index: int, config_name
     # The context is fit to the prompt of the default style, so the prompt styles of a matched pair share it
     # (prompt_style is a compared knob); another style's request is longer by a few dozen tokens (prompt_tokens).
     fit_question = render_question(config.task, DEFAULT_PROMPT_STYLE)
-    order, fit_tokens, distractor_count = _fit(config, texts, chosen, pool, fit_costs, cell.context_tokens,
-                                               derive_seed(rng_seed, "placement"), over_count, meter, fit_question)
+    order, distractor_count = _fit(config, texts, chosen, pool, fit_costs, cell.context_tokens,
+                                   derive_seed(rng_seed, "placement"), over_count, meter, fit_question)
     in_prompt = set(order)
     decoys = [{k: v for k, v in d.items() if k not in ("person", "profile", "sentence", "replaced")} for d in planned
               if d["person"] in in_prompt] if config.decoys == "near_miss" else []
     return _instance(config, config_name, seed, world_seed, split, index, cell, world, profiles, chosen, order,
-                     (meter, fit_tokens), distractor_count, decoys, rng_seed, cfg_hash, src_hash, setup.pair_key)
+                     meter, distractor_count, decoys, rng_seed, cfg_hash, src_hash, setup.pair_key)
 
 
 @lru_cache(maxsize=1 << 16)
@@ -169,8 +169,9 @@ MAX_FIT_ROUNDS = 4  # refits with the measured frame; one usually suffices (the 
 
 def _fit(config: GraphConfig, texts: dict[int, str], units: list[Unit], pool: list[int], costs: list[int],
          budget: int, placement_seed: int, over_count: dict[int, tuple[int, int]], meter: PromptMeter,
-         question: str) -> tuple[list[int], int, int]:
-    """Most distractors (in pool order) that keep the whole prompt within ``budget`` tokens, and its count.
+         question: str) -> tuple[list[int], int]:
+    """The prompt's people in order, with the most distractors (in pool order) that keep the whole prompt
+    within ``budget`` tokens, and how many distractors that is.
 
     ``costs`` are in-prompt profile costs; everything else in the prompt (instructions, question, chat
     template, merges at the list's ends) is the *frame*, measured from the rendered prompt and refit until
@@ -212,7 +213,7 @@ def _fit(config: GraphConfig, texts: dict[int, str], units: list[Unit], pool: li
                              "allowed: a larger world_size (0 sizes it automatically)")
         raise RuntimeError(f"the prompt fit ended at {fitted.tokens} of {budget} tokens (tolerance {tolerance}) "
                            f"with {meter.counter.name}; this is a bug, please report it")
-    return place(units, taken[:fitted.blocks], knobs, StableRng(placement_seed)), fitted.tokens, fitted.blocks
+    return place(units, taken[:fitted.blocks], knobs, StableRng(placement_seed)), fitted.blocks
 
 
 def _select(pool: list[int], costs: list[int], room: int, tolerance: int,
@@ -283,7 +284,7 @@ def _close_gap(taken: list[int], pool: list[int], costs: list[int], room: int, t
 
 def _instance(config: GraphConfig, config_name: str, seed: int, world_seed: int, split: str, index: int, cell: Cell,
               world: World,
-              profiles: dict[int, Profile], units: list[Unit], order: list[int], counted: tuple[PromptMeter, int],
+              profiles: dict[int, Profile], units: list[Unit], order: list[int], meter: PromptMeter,
               distractor_count: int, decoys: list[dict], rng_seed: int, cfg_hash: str, src_hash: str,
               pair_key: str) -> Instance:
     people = world.people
@@ -307,7 +308,6 @@ def _instance(config: GraphConfig, config_name: str, seed: int, world_seed: int,
                              if (m, c) in sentence_span} | name_spans)
     question = render_question(config.task, config.prompt_style)
     prompt = render_prompt(context, len(order), question)
-    meter, _ = counted
     # One encoding of the prompt (the fit's own, for the default style) gives its exact length, the
     # context's tokens and the evidence offsets.
     encoding = meter.encode(prompt)

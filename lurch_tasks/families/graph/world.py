@@ -14,7 +14,6 @@ length distribution and the same sentence templates; only shared values make lin
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import combinations
@@ -392,14 +391,13 @@ def has_solo(profile: Profile) -> bool:
     return any(tag == SOLO for tag, _ in profile.sentences)
 
 
-def decoy_slot(profile: Profile, sentence: str, rng: StableRng, length: Callable[[str], int] = len) -> tuple[int, int]:
-    """Where ``sentence`` would replace a solo detail: among the solo details closest to it in ``length``, a
+def decoy_slot(profile: Profile, sentence: str, rng: StableRng) -> tuple[int, int]:
+    """Where ``sentence`` would replace a solo detail: among the solo details closest to it in characters, a
     seeded pick ("the first" would put decoys early), so the slot says nothing; and that length gap."""
     solos = [i for i, (tag, _) in enumerate(profile.sentences) if tag == SOLO]
     if not solos:
-        raise ValueError("with_decoy: the profile has no solo detail to replace")
-    size = length(sentence)
-    gaps = {i: abs(length(profile.sentences[i][1]) - size) for i in solos}
+        raise ValueError("decoy_slot: the profile has no solo detail to replace")
+    gaps = {i: abs(len(profile.sentences[i][1]) - len(sentence)) for i in solos}
     closest = min(gaps.values())
     return rng.choice([i for i in solos if gaps[i] == closest]), closest
 
