@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -24,6 +25,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from lurch_tasks.core.files import atomic_output
 from lurch_tasks.core.generation import resolve_task
 from lurch_tasks.core.registry import get_family
 from lurch_tasks.core.tokens import get_token_counter
@@ -52,7 +54,12 @@ def build_hf_cl100k(folder: Path = HF_CL100K) -> Path:
 
     vocab = Path(tiktoken_ext.__path__[0]) / "data" / "cl100k_base.tiktoken"
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=TikTokenConverter(vocab_file=str(vocab)).converted())
-    tokenizer.save_pretrained(str(folder))
+    staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    tokenizer.save_pretrained(str(staging))
+    try:
+        staging.rename(folder)  # whole or absent: an interrupted conversion leaves only a staging folder
+    except OSError:  # another run got there first
+        shutil.rmtree(staging, ignore_errors=True)
     return folder
 
 
@@ -180,7 +187,8 @@ def main() -> int:
     for length, entry in figures["lengths"].items():
         print(f"  {length}: " + ", ".join(f"{k} {v}" for k, v in entry["setup_seconds"].items()))
     if args.json:
-        Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")
+        with atomic_output(Path(args.json)) as out:
+            out.write(json.dumps(figures, indent=2) + "\n")
     return 0
 
 
