@@ -208,6 +208,10 @@ def build_parser() -> argparse.ArgumentParser:
         prog="lurch",
         description="Deterministic synthetic long-context reasoning benchmarks: generate, materialize as "
         "Hugging Face datasets, push, validate, and evaluate through lm-evaluation-harness.",
+        epilog="environment: LURCH_CACHE_DIR is where `lurch eval` (and lm-eval with our tasks) caches the docs "
+        "it generates, in its docs/ folder (default $XDG_CACHE_HOME/lurch-tasks, else ~/.cache/lurch-tasks; "
+        "delete the folder to clear it); LURCH_CACHE_DIR=off switches the cache off. LURCH_TRACEBACK=1 shows "
+        "the traceback of an error raised by a library under `lurch eval`.",
     )
     parser.add_argument("--version", action="version", version=f"lurch-tasks {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=_Parser)
@@ -268,7 +272,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("eval", help="lm-eval's `run` with lurch models registered and --include_path set; "
                        "budgets and the window check follow --model_args, --apply_chat_template and --gen_kwargs; "
-                       "--strict fails on lengths the model's window cannot hold (default: skip with a warning)",
+                       "--strict fails on lengths the model's window cannot hold (default: skip with a warning); "
+                       "generated docs are cached (see LURCH_CACHE_DIR below)",
                        add_help=False)
     p.set_defaults(func=None)
 

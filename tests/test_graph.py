@@ -238,11 +238,11 @@ def test_property_algorithm_1_pick_then_remove_closed_neighbourhood(graph, kind)
 def test_independent_distractors_hand_built():
     path = _graph([(0, 1), (1, 2), (2, 3), (3, 4), (4, 5)], nodes=range(8))  # 6 and 7 isolated
     # 1 touches the selected 0; 3 is accepted, which blocks 2 and 4; 0 is selected itself.
-    assert independent_distractors(path, [0], [1, 3, 2, 0, 4, 5, 6, 7]) == [3, 5, 6, 7]
-    assert independent_distractors(path, [0], [7, 6, 5, 3]) == [7, 6, 5, 3]  # order preserved
-    assert independent_distractors(path, [0], [5, 4, 3]) == [5, 3]  # 4 follows the accepted 5
-    assert independent_distractors(path, [], [2, 1, 3]) == [2]
-    assert independent_distractors(path, [2, 3], list(range(8))) == [0, 5, 6, 7]
+    assert independent_distractors(path.adj, [0], [1, 3, 2, 0, 4, 5, 6, 7]) == [3, 5, 6, 7]
+    assert independent_distractors(path.adj, [0], [7, 6, 5, 3]) == [7, 6, 5, 3]  # order preserved
+    assert independent_distractors(path.adj, [0], [5, 4, 3]) == [5, 3]  # 4 follows the accepted 5
+    assert independent_distractors(path.adj, [], [2, 1, 3]) == [2]
+    assert independent_distractors(path.adj, [2, 3], list(range(8))) == [0, 5, 6, 7]
 
 
 @settings(max_examples=80, deadline=None)

@@ -16,6 +16,7 @@ from offline_tokenizers import save_byte_level_bpe, save_sentencepiece_bpe, smol
 
 from lurch_tasks.core.budget import prompt_meter
 from lurch_tasks.core.config import ConfigError
+from lurch_tasks.core.context import measure_evidence
 from lurch_tasks.core.generation import generate_row, resolve_task
 from lurch_tasks.core.tokens import get_token_counter, load_hf_tokenizer, within_budget_tolerance
 from lurch_tasks.harness.errors import library_of
@@ -109,9 +110,54 @@ def test_token_starts_agree_with_the_tokenizer_itself(tokenizers, tokenizer_name
         starts = counter.token_starts(text)
         assert len(starts) == counter.count(text), text
         assert list(starts) == sorted(starts) and all(0 <= s <= max(len(text) - 1, 0) for s in starts), text
+    assert counter.count_many(texts) == [counter.count(text) for text in texts]
     if tokenizer_name != "cl100k":
-        wrapped = counter._tok(texts[3], add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
-        assert counter.token_starts(texts[3]).tolist() == [start for start, _ in wrapped]
+        for text in texts:
+            assert counter.count(text) == len(counter._tok(text, add_special_tokens=False)["input_ids"]), text
+            # Byte-level tokenizers give byte starts, the others their own offsets: the two agree up to a
+            # leading space some tokenizers trim from a token's offsets.
+            wrapped = counter._tok(text, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
+            for start, (offset, _) in zip(counter.token_starts(text).tolist(), wrapped, strict=True):
+                assert start <= offset and not text[start:offset].strip(), (text, start, offset)
+        assert (counter._byte_lengths is not None) == (tokenizer_name in ("byte_bpe", "smollm2"))
+
+
+@pytest.mark.parametrize("tokenizer_name", ["byte_bpe", "sentencepiece", "smollm2"])
+def test_a_prompt_encoding_counts_the_tokens_of_a_span(tokenizers, tokenizer_name):
+    """Lazy encodings (the encoder's own, or starts from token byte lengths) count spans as the starts do."""
+    meter = prompt_meter(tokenizers[tokenizer_name], tokenizer_name == "smollm2")
+    prompt = 'Intro line.\n\n"tube" is linked to "vivid"\n"naïve" is linked to "東京"\n\nWhat is it?'
+    encoding = meter.encode(prompt)
+    text = meter.model_text(prompt)
+    shift = text.index(prompt)
+    starts = meter.counter.token_starts(text) - shift
+    assert encoding.tokens == len(starts) == meter.counter.count(text)
+    for start, end in [(0, len(prompt)), (13, 58), (14, 14), (40, 41), (0, 1)]:
+        assert encoding.tokens_between(start, end) == int(((starts >= start) & (starts < end)).sum()), (start, end)
+
+
+@pytest.mark.parametrize("tokenizer_name", ["byte_bpe", "sentencepiece", "smollm2"])
+@pytest.mark.parametrize("task_name, overrides", [
+    ("find_the_origin", {"context_tokens": [1500, 3000], "num_samples": 2}),
+    ("find_the_origin_random", {"context_tokens": [2000], "num_samples": 2}),
+    ("memory_drift_edge", {"context_tokens": [5000], "connections": [1, 2], "num_samples": 2}),
+    ("memory_drift_clique", {"context_tokens": [5000], "connections": [1], "num_samples": 2,
+                             "decoys": "near_miss"}),
+])
+def test_evidence_in_reference_tokens_matches_a_reference_pass(tokenizers, tokenizer_name, task_name, overrides):
+    """A prompt the model reads in another tokenizer gets its reference-token evidence without a second pass
+    (per-profile starts, the line cost table): it must be what a reference pass over the prompt says."""
+    spec = tokenizers[tokenizer_name]
+    task = resolve_task(task_name, {**overrides, "tokenizer": spec, "chat_template": tokenizer_name == "smollm2"})
+    reference = get_token_counter("cl100k_base")
+    for index in range(task.config.size()):
+        row = generate_row(task, index)
+        start = row["prompt"].index(row["context"])
+        spans = [(span["start"], span["end"]) for span in row["evidence"]]
+        expected = measure_evidence(reference.token_starts(row["prompt"]), start, len(row["context"]), spans)
+        assert row["evidence"] == list(expected.spans), index
+        assert row["difficulty"]["evidence_scope"] == expected.scope
+        assert row["difficulty"]["evidence_dispersion"] == expected.dispersion
 
 
 @pytest.mark.slow

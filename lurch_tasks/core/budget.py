@@ -15,7 +15,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .tokens import REFERENCE_TOKENIZER, TokenCounter, get_token_counter, within_budget_tolerance
+from .tokens import (
+    REFERENCE_TOKENIZER,
+    Encoded,
+    StartsEncoded,
+    TokenCounter,
+    get_token_counter,
+    within_budget_tolerance,
+)
 
 MAX_CORRECTIONS = 64  # single-block steps after the exact count; boundary effects are a few tokens per join
 
@@ -32,12 +39,16 @@ class PromptEncoding:
     """One tokenization of a prompt as the model reads it."""
 
     prompt: str
-    tokens: int
-    starts: np.ndarray  # token start offsets relative to the plain prompt (chat-template tokens lie outside it)
+    encoded: Encoded  # of the model's text: the prompt, inside the chat template when there is one
+    offset: int  # where the plain prompt starts in the model's text
+
+    @property
+    def tokens(self) -> int:
+        return self.encoded.tokens
 
     def tokens_between(self, start: int, end: int) -> int:
         """Tokens that start inside the character span [start, end) of the plain prompt."""
-        return int(np.searchsorted(self.starts, end, side="left") - np.searchsorted(self.starts, start, side="left"))
+        return self.encoded.first_token_at(self.offset + end) - self.encoded.first_token_at(self.offset + start)
 
 
 class PromptMeter:
@@ -65,19 +76,25 @@ class PromptMeter:
         if offset < 0:
             raise ValueError(f"chat_template: the chat template of {self.counter.name!r} rewrites the prompt, so its "
                              "context cannot be located in it; allowed: false")
-        starts = self.counter.token_starts(text)
-        encoding = PromptEncoding(prompt, len(starts), starts - offset if offset else starts)
+        encoding = PromptEncoding(prompt, self.counter.encoding(text), offset)
         self._recent = [encoding, *self._recent[: self.RECENT - 1]]
         return encoding
 
     def count(self, prompt: str) -> int:
         return self.encode(prompt).tokens
 
+    @property
+    def reads_reference(self) -> bool:
+        """Whether the model reads plain prompts in the reference tokenizer (its encodings are the reference's)."""
+        return self.counter.name == REFERENCE_TOKENIZER and not self.chat_template
+
     def reference_starts(self, prompt: str) -> np.ndarray:
         """Token starts of the plain prompt in the reference tokenizer (evidence offsets): the fit's own
         encoding when the meter counts plain prompts in the reference tokenizer, else one more pass."""
-        if self.counter.name == REFERENCE_TOKENIZER and not self.chat_template:
-            return self.encode(prompt).starts
+        if self.reads_reference:
+            encoded = self.encode(prompt).encoded
+            if isinstance(encoded, StartsEncoded):
+                return encoded.starts
         return get_token_counter(REFERENCE_TOKENIZER).token_starts(prompt)
 
 
@@ -128,3 +145,15 @@ def joined_costs(texts: Sequence[str], counter: TokenCounter, separator: str) ->
     bounds = np.cumsum([0] + [len(text) + len(separator) for text in texts])
     starts = counter.token_starts(separator.join(texts) + separator)
     return np.diff(np.searchsorted(starts, bounds, side="left")).tolist()
+
+
+def joined_starts(texts: Sequence[str], counter: TokenCounter, separator: str) -> list[np.ndarray]:
+    """Token starts of each text, relative to it, in a list of such texts joined by ``separator`` (one
+    tokenization of the whole list; each text owns the tokens that start inside it or its separator)."""
+    if not texts:
+        return []
+    bounds = np.cumsum([0] + [len(text) + len(separator) for text in texts])
+    starts = counter.token_starts(separator.join(texts) + separator)
+    cuts = np.searchsorted(starts, bounds, side="left").tolist()
+    firsts = bounds.tolist()[:-1]
+    return [(starts[a:b] - first).astype(np.int32) for a, b, first in zip(cuts[:-1], cuts[1:], firsts, strict=True)]

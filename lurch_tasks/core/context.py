@@ -30,8 +30,12 @@ def measure_evidence(prompt_starts: np.ndarray, context_start: int, context_char
     from 0; a token that begins before the context and runs into it counts toward no span start."""
     low, high = np.searchsorted(prompt_starts, [context_start, context_start + context_chars], side="left")
     starts = prompt_starts[low:high] - context_start
-    num_tokens = len(starts)
-    token_ranges = token_spans(starts, list(evidence_chars))
+    return evidence_measures(token_spans(starts, list(evidence_chars)), len(starts), context_chars, evidence_chars)
+
+
+def evidence_measures(token_ranges: Sequence[tuple[int, int]], num_tokens: int, context_chars: int,
+                      evidence_chars: Sequence[tuple[int, int]]) -> EvidenceMeasures:
+    """Evidence of a context of ``num_tokens`` reference tokens whose evidence spans cover ``token_ranges``."""
     spans = tuple(
         {"start": s, "end": e, "token_start": ts, "token_end": te}
         for (s, e), (ts, te) in zip(evidence_chars, token_ranges, strict=True)
@@ -39,8 +43,17 @@ def measure_evidence(prompt_starts: np.ndarray, context_start: int, context_char
     return EvidenceMeasures(
         spans=spans,
         context_ref_tokens=num_tokens,
-        scope=evidence_scope(token_ranges, num_tokens),
-        dispersion=evidence_dispersion(token_ranges, num_tokens),
+        scope=evidence_scope(list(token_ranges), num_tokens),
+        dispersion=evidence_dispersion(list(token_ranges), num_tokens),
         scope_chars=evidence_scope(evidence_chars, context_chars),
         dispersion_chars=evidence_dispersion(evidence_chars, context_chars),
     )
+
+
+def laid_end_to_end(starts: Sequence[np.ndarray], lengths: Sequence[int]) -> np.ndarray:
+    """Token starts of texts written one after another, from each text's own starts (relative to it) and
+    character length. Exact when every junction is a boundary the tokenizer never merges across."""
+    if not starts:
+        return np.zeros(0, dtype=np.int64)
+    offsets = np.cumsum([0, *lengths[:-1]])
+    return np.concatenate([np.asarray(s, dtype=np.int64) + offset for s, offset in zip(starts, offsets, strict=True)])

@@ -7,16 +7,16 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TextIO
+from typing import IO, Any
 
 
 @contextmanager
-def atomic_output(path: Path) -> Iterator[TextIO]:
-    """A text handle whose content replaces ``path`` only when the block ends without an exception
-    (including KeyboardInterrupt): an existing file is never truncated and no partial file is left."""
+def atomic_output(path: Path, binary: bool = False) -> Iterator[IO[Any]]:
+    """A text (or ``binary``) handle whose content replaces ``path`` only when the block ends without an
+    exception (including KeyboardInterrupt): an existing file is never truncated and no partial file is left."""
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
+        with (os.fdopen(handle, "wb") if binary else os.fdopen(handle, "w", encoding="utf-8")) as out:
             yield out
             out.flush()
             os.fsync(out.fileno())

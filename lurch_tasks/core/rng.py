@@ -57,9 +57,12 @@ class StableRng:
 
     def shuffled(self, items: Sequence[T]) -> list[T]:
         """A new list: Fisher-Yates shuffle of ``items``."""
-        out = list(items)
+        out, bits = list(items), self._bits
         for i in range(len(out) - 1, 0, -1):
-            j = self.below(i + 1)
+            width = (i + 1).bit_length()
+            j = bits(width)
+            while j > i:  # below(i + 1), inlined: graph shuffles its whole population per instance
+                j = bits(width)
             out[i], out[j] = out[j], out[i]
         return out
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..core.cells import cell_at
 from ..core.config import ConfigError, config_from_mapping, config_hash
-from ..core.generation import check_split, iter_rows, resolve_task, task_size
+from ..core.generation import check_split, generate_row, resolve_task, task_size
 from ..core.registry import get_family, get_task
 from ..core.rng import canonical_json
 from .metadata import parse_metadata
@@ -69,20 +69,33 @@ def _generate(task, indices: list[int], split: str, task_name: str, max_docs: in
               keep) -> tuple[list[dict], int]:
     """Rows of ``indices`` in order, those ``keep`` leaves, stopping at ``max_docs`` kept rows (``lurch eval
     --limit N``: the doc order makes any prefix balanced, and the first N docs are the same either way).
-    Returns the rows and how many were generated."""
+    Rows come from the doc cache when an earlier run generated them (``harness.doc_cache``); the rows
+    generated here are added to it. Returns the rows and how many were looked at."""
     from tqdm.auto import tqdm
+
+    from .doc_cache import open_doc_cache
 
     wanted = len(indices) if max_docs is None else min(max_docs, len(indices))
     rows: list[dict] = []
     done = 0
-    with tqdm(total=wanted, desc=f"generating {task_name}", unit="doc", disable=wanted < 50) as bar:
+    with open_doc_cache(task, split) as cache, \
+            tqdm(total=wanted, desc=f"generating {task_name}", unit="doc", disable=wanted < 50) as bar:
         while len(rows) < wanted and done < len(indices):
             chunk = indices[done:done + wanted - len(rows)]
             done += len(chunk)
-            kept = keep(list(iter_rows(task, chunk, split)))
+            kept = keep([_cached_row(cache, task, index, split) for index in chunk])
             rows += kept
             bar.update(len(kept))
+        cache.save()
     return rows, done
+
+
+def _cached_row(cache, task, index: int, split: str) -> dict:
+    row = cache.get(index)
+    if row is None:
+        row = generate_row(task, index, split)
+        cache.put(index, row)
+    return row
 
 
 def _token_targets(family, config) -> tuple[int, ...]:

@@ -4,17 +4,22 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
 
 from ...core.budget import PromptMeter, prompt_meter, settle_to_budget
 from ...core.cells import setup_instance
 from ...core.config import config_to_dict
-from ...core.context import measure_evidence
+from ...core.context import evidence_measures, measure_evidence
 from ...core.difficulty import reasoning_depth
 from ...core.instance import Instance, instance_id
 from ...core.rng import StableRng, canonical_json, derive_seed
+from ...core.tokens import REFERENCE_TOKENIZER
+from ...core.vocab import load_words
 from .config import Cell, FindOriginConfig
 from .lines import VOCABULARY, Layout, RandomLines, StructuredLines, Window, WordSource, lines_within, link_costs
-from .prompt import PROMPT_HEAD, parse_line, render_prompt, render_question
+from .prompt import PROMPT_HEAD, parse_line, render_line, render_prompt, render_question
 
 FAMILY = "find_the_origin"
 VERSION = "2.1.0"
@@ -43,6 +48,17 @@ def evidence_chars(window: Window) -> list[tuple[int, int]]:
         spans.append((offset, offset + len(window.texts[target])))
         row = target
     return spans
+
+
+def reference_line_tokens(window: Window) -> tuple[list[tuple[int, int]], int]:
+    """Reference-token ranges of the target lines and the context's reference tokens, for a prompt the model
+    reads in another tokenizer, without a second pass over it: from the reference cost table. cl100k splits
+    text into words before merging, and every line starts with a quote right after a newline, so a line's
+    tokens are its two parts' tokens wherever it stands, and its closing quote and newline are one token
+    (tests compare this with a pass over the prompt)."""
+    costs = link_costs(REFERENCE_TOKENIZER)
+    bounds = np.concatenate([[0], np.cumsum(costs.source[window.sources] + costs.target[window.targets])]).tolist()
+    return [(bounds[row], bounds[row + 1]) for row in window.target_rows], bounds[-1]
 
 
 def generate(config: FindOriginConfig, seed: int, split: str, index: int, config_name: str) -> Instance:
@@ -74,8 +90,12 @@ def generate(config: FindOriginConfig, seed: int, split: str, index: int, config
     # One encoding of the prompt gives its exact length, the context's tokens and the evidence offsets.
     encoding = meter.encode(prompt)
     context_start = len(PROMPT_HEAD)
-    evidence = measure_evidence(meter.reference_starts(prompt), context_start, len(context),
-                                evidence_chars(rendered.window))
+    if meter.reads_reference:
+        evidence = measure_evidence(meter.reference_starts(prompt), context_start, len(context),
+                                    evidence_chars(rendered.window))
+    else:
+        evidence = evidence_measures(*reference_line_tokens(rendered.window), len(context),
+                                     evidence_chars(rendered.window))
     nodes, edges = _reasoning_graph(chain, origin, destination)
     # Evidence spans are in row order; re-order them into link order to measure link separation.
     token_starts = [span["token_start"] for span in evidence.spans]
@@ -153,10 +173,14 @@ def _fit_lines(source: StructuredLines | RandomLines, min_lines: int, meter: Pro
                question: str) -> Rendered:
     """The window with the most lines whose whole prompt stays within ``budget`` tokens.
 
-    Line costs come from the per-word table, added to the exact count of the smallest prompt as the window
-    grows; the chosen prompt is then counted once, and corrected line by line if a boundary merge moved it."""
+    Line costs come from the per-word table, added to the frame (instructions, question, chat template) as
+    the window grows; the chosen prompt is then counted once, and corrected line by line if a boundary merge
+    moved it."""
     smallest = render_window(source, min_lines, question)
-    extra = lines_within(source, link_costs(meter.counter.name), budget - meter.count(smallest.prompt))
+    costs = link_costs(meter.counter.name)
+    smallest_tokens = (frame_tokens(meter.counter.name, meter.chat_template) + meter.counter.count(question)
+                       + int((costs.source[smallest.window.sources] + costs.target[smallest.window.targets]).sum()))
+    extra = lines_within(source, costs, budget - smallest_tokens)
     windows: dict[int, Rendered] = {0: smallest}
 
     def render(n_extra: int) -> str:
@@ -166,6 +190,22 @@ def _fit_lines(source: StructuredLines | RandomLines, min_lines: int, meter: Pro
 
     fitted = settle_to_budget(render, meter.count, extra, budget, 0)
     return windows[fitted.blocks]
+
+
+PROBE_LINE = ("origin", "destination")  # any line: the frame is what a one-line prompt counts beyond it
+
+
+@lru_cache(maxsize=16)
+def frame_tokens(tokenizer: str, chat_template: bool) -> int:
+    """Tokens of a prompt beyond its lines and question: the instructions and, with ``chat_template``, the
+    template. Measured once per tokenizer on a one-line prompt with no question (in cl100k exactly what it is
+    in every prompt: lines and question start where the tokenizer splits anyway)."""
+    costs = link_costs(tokenizer)
+    words = load_words(VOCABULARY[0])
+    source, target = (words.index(word) for word in PROBE_LINE)
+    line = render_line(*PROBE_LINE)
+    return prompt_meter(tokenizer, chat_template).count(render_prompt(line, "")) - int(
+        costs.source[source] + costs.target[target])
 
 
 def _chain_ends(chain_lines: list[str]) -> tuple[str, str]:

@@ -46,10 +46,13 @@ class Layout:
 
 @dataclass(frozen=True)
 class Window:
-    """Rendered lines, top to bottom, and the rows of the target chain's lines (top to bottom)."""
+    """Rendered lines, top to bottom, their source and target word ids, and the rows of the target chain's
+    lines (top to bottom)."""
 
     texts: list[str]
     target_rows: list[int]
+    sources: np.ndarray
+    targets: np.ndarray
 
 
 class WordSource:
@@ -74,9 +77,7 @@ class WordSource:
 
     def chain(self, key: int) -> tuple[str, ...]:
         """The words of one chain, from its origin."""
-        if key not in self._row:
-            self._add([key])
-        return tuple(self.words[i] for i in self._ids[self._row[key]].tolist())
+        return tuple(self.words[i] for i in self.chain_ids(np.asarray([key]))[0].tolist())
 
     def chain_ids(self, keys: np.ndarray) -> np.ndarray:
         """Word ids of the chain of every key (one row each); unseen chains draw in first-request order."""
@@ -118,7 +119,7 @@ class StructuredLines:
     def window(self, n: int) -> Window:
         top = -self.layout.lines_above(n)
         sources, targets, is_target = self._line_words(np.arange(top, top + n))
-        return Window(self.words.render(sources, targets), np.flatnonzero(is_target).tolist())
+        return Window(self.words.render(sources, targets), np.flatnonzero(is_target).tolist(), sources, targets)
 
     def growth_words(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
         """Word ids of the lines added by growth steps [start, stop): step t (from 0) grows the window from
@@ -138,6 +139,7 @@ class RandomLines:
     def __init__(self, layout: Layout, words: WordSource, shuffle_seed: int) -> None:
         self.layout, self.words, self.shuffle_seed = layout, words, shuffle_seed
         self.target = self.target_words = words.chain(-1)
+        self.target_ids = words.chain_ids(np.asarray([-1]))[0]
 
     def _distractor_words(self, lines: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         chain, link = np.divmod(lines, self.layout.chain_length)
@@ -154,13 +156,12 @@ class RandomLines:
         target_rows = sorted(top + self.layout.link_offset(k) for k in range(length))
         is_target = np.zeros(n, dtype=bool)
         is_target[target_rows] = True
-        texts: list[str | None] = [None] * n
-        for row, text in zip(np.flatnonzero(~is_target).tolist(),
-                             self.words.render(sources[order], targets[order]), strict=True):
-            texts[row] = text
+        row_sources, row_targets = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+        row_sources[~is_target], row_targets[~is_target] = sources[order], targets[order]
         for k in range(length):
-            texts[top + self.layout.link_offset(k)] = LINE_TEMPLATE.format(self.target[k], self.target[k + 1])
-        return Window(texts, target_rows)
+            row = top + self.layout.link_offset(k)
+            row_sources[row], row_targets[row] = self.target_ids[k], self.target_ids[k + 1]
+        return Window(self.words.render(row_sources, row_targets), target_rows, row_sources, row_targets)
 
     def growth_words(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
         """Word ids of the distractor lines added by growth steps [start, stop) beyond the ``span`` lines."""

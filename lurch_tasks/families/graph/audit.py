@@ -24,7 +24,8 @@ def audit(row: dict) -> list[str]:
         problems.append("the prompt's people are not the world's people at the recorded ids")
         return problems
     gold = sorted(sorted(pair) for pair in json.loads(row["answer"]))
-    induced = sorted(sorted((world.people[u].name, world.people[v].name)) for u, v in induced_edges(world.graph, order))
+    people = world.people
+    induced = sorted(sorted((people[u].name, people[v].name)) for u, v in induced_edges(world.neighbours, order))
     if induced != gold:
         problems.append(f"induced subgraph has {len(induced)} edges but the gold graph has {len(gold)}")
     if row["prompt"] != render_prompt(row["context"], len(order), row["question"]):

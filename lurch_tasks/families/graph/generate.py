@@ -6,14 +6,16 @@ import json
 from functools import lru_cache
 from itertools import islice
 
-from ...core.budget import PromptMeter, joined_costs, prompt_meter, settle_to_budget
+import numpy as np
+
+from ...core.budget import PromptMeter, joined_costs, joined_starts, prompt_meter, settle_to_budget
 from ...core.cells import setup_instance
 from ...core.config import config_to_dict
-from ...core.context import measure_evidence
+from ...core.context import laid_end_to_end, measure_evidence
 from ...core.difficulty import reasoning_depth
 from ...core.instance import Instance, instance_id
 from ...core.rng import StableRng, canonical_json, derive_seed
-from ...core.tokens import get_token_counter, within_budget_tolerance
+from ...core.tokens import get_token_counter, reference_counter, within_budget_tolerance
 from ...scoring.pairs import edge_item
 from .config import DEFAULT_PROMPT_STYLE, Cell, GraphConfig
 from .placement import PlacementKnobs, place
@@ -72,6 +74,33 @@ def _profile_costs(spec: WorldSpec, tokenizer: str, seed: int) -> tuple[int, ...
     return tuple(joined_costs([p.text for p in world.profiles], get_token_counter(tokenizer), PROFILE_SEPARATOR))
 
 
+@lru_cache(maxsize=8)
+def _reference_profile_starts(spec: WorldSpec, seed: int) -> tuple[np.ndarray, ...]:
+    """Reference-token starts of every profile, relative to it, from one pass over the joined world."""
+    world = _build_world(spec, seed)
+    return tuple(joined_starts([p.text for p in world.profiles], reference_counter(), PROFILE_SEPARATOR))
+
+
+def context_reference_starts(spec: WorldSpec, seed: int, world: World, profiles: list[Profile],
+                             order: list[int]) -> np.ndarray:
+    """Reference-token starts of the context, for a prompt the model reads in another tokenizer, without a
+    second pass over it: each profile's own starts, laid end to end. cl100k splits text into words before
+    merging, and a profile starts with a capitalised name right after a newline and ends with a full stop
+    before one, so no token crosses from one profile into the next: its tokens are the same wherever it
+    stands (tests compare this with a pass over the prompt). A decoy holder's rewritten profile is
+    tokenized on its own."""
+    cached = _reference_profile_starts(spec, seed)
+    starts, lengths = [], []
+    for person in order:
+        profile = profiles[person]
+        if profile is world.profiles[person]:
+            starts.append(cached[person])
+        else:
+            starts.append(reference_counter().token_starts(profile.text + PROFILE_SEPARATOR))
+        lengths.append(len(profile.text) + len(PROFILE_SEPARATOR))
+    return laid_end_to_end(starts, lengths)
+
+
 def generate(config: GraphConfig, seed: int, split: str, index: int, config_name: str) -> Instance:
     """Instance ``index`` of ``split``: a pure function of (family, config, seed, split, index)."""
     setup = setup_instance(FAMILY, config, VOCABULARY, seed, split, index, COMPARED_KNOBS)
@@ -88,40 +117,39 @@ def generate(config: GraphConfig, seed: int, split: str, index: int, config_name
     selected = [person for unit in chosen for person in unit]
     selected_set = set(selected)
     candidates = rng.shuffled([p for p in range(len(world.people)) if p not in selected_set])
-    pool = independent_distractors(world.graph, selected, candidates)
+    pool = independent_distractors(world.neighbours, selected, candidates)
     # Decoys are drawn whatever the mode and only rendered under near_miss; the fit counts a holder's
     # longer version, so both modes keep the same people (matched pairs).
     meter = prompt_meter(config.tokenizer, config.chat_template)
     planned = _plan_decoys(world, selected, pool, StableRng(derive_seed(rng_seed, "decoys")))
-    profiles = {p: world.profiles[p] for p in range(len(world.people))}
+    profiles = list(world.profiles)  # as rendered: near_miss holders get their decoy version below
     costs = list(profile_costs(config, world_seed))
     fit_costs = list(costs)
     over_count: dict[int, tuple[int, int]] = {}  # holder -> tokens the fit over-counts (plain, near_miss)
-    for entry in planned:  # a decoy replaced one sentence inside the holder's profile: its cost moves as much
+    # A decoy replaced one sentence inside the holder's profile: its cost moves as much (one batch of counts).
+    sentence_tokens = meter.counter.count_many([" " + entry[key] for entry in planned
+                                                for key in ("sentence", "replaced")])
+    for k, entry in enumerate(planned):
         holder = entry["person"]
-        decoy_cost = (costs[holder] + text_tokens(config.tokenizer, " " + entry["sentence"])
-                      - text_tokens(config.tokenizer, " " + entry["replaced"]))
+        decoy_cost = costs[holder] + sentence_tokens[2 * k] - sentence_tokens[2 * k + 1]
         fit_costs[holder] = max(costs[holder], decoy_cost)
         over_count[holder] = (fit_costs[holder] - costs[holder], fit_costs[holder] - decoy_cost)
         if config.decoys == "near_miss":
             profiles[holder] = entry["profile"]
-    texts = {p: profile.text for p, profile in profiles.items()}
+    texts = [profile.text for profile in profiles]
     # The context is fit to the prompt of the default style, so the prompt styles of a matched pair share it
     # (prompt_style is a compared knob); another style's request is longer by a few dozen tokens (prompt_tokens).
     fit_question = render_question(config.task, DEFAULT_PROMPT_STYLE)
+    # The frame is measured around one profile (costs are in-prompt costs): the world's first, as written.
+    frame = frame_tokens(meter.counter.name, meter.chat_template, len(selected), fit_question,
+                         world.profiles[0].text, costs[0])
     order, distractor_count = _fit(config, texts, chosen, pool, fit_costs, cell.context_tokens,
-                                   derive_seed(rng_seed, "placement"), over_count, meter, fit_question)
+                                   derive_seed(rng_seed, "placement"), over_count, meter, fit_question, frame)
     in_prompt = set(order)
     decoys = [{k: v for k, v in d.items() if k not in ("person", "profile", "sentence", "replaced")} for d in planned
               if d["person"] in in_prompt] if config.decoys == "near_miss" else []
     return _instance(config, config_name, seed, world_seed, split, index, cell, world, profiles, chosen, order,
                      meter, distractor_count, decoys, rng_seed, cfg_hash, src_hash, setup.pair_key)
-
-
-@lru_cache(maxsize=1 << 16)
-def text_tokens(tokenizer: str, text: str) -> int:
-    """Tokens of a short text (a decoy sentence, the detail it replaces); cached across instances."""
-    return get_token_counter(tokenizer).count(text)
 
 
 DECOY_HOLDER_CHOICES = 6  # unused distractors tried per decoy, for the one whose length changes least
@@ -133,7 +161,7 @@ def _plan_decoys(world: World, selected: list[int], pool: list[int], rng: Stable
     distractors, so the trap sits in the same prompt and looks like any other detail. Among the next few
     distractors, the holder is the one whose profile length changes least: the decoy replaces the detail
     closest to it in characters, and the holder with the smallest such gap wins (ties: pool order)."""
-    cue_ids = sorted({world.graph.edges[u, v]["cue"] for u, v in induced_edges(world.graph, selected)})
+    cue_ids = sorted({world.graph.edges[u, v]["cue"] for u, v in induced_edges(world.neighbours, selected)})
     taken = set(world.identifiers)
     planted: list[dict] = []
     # Each cue looks at the first few holders left and takes one: no more than this many are ever looked at.
@@ -164,20 +192,30 @@ def _plan_decoys(world: World, selected: list[int], pool: list[int], rng: Stable
     return planted
 
 
+@lru_cache(maxsize=256)
+def frame_tokens(tokenizer: str, chat_template: bool, num_people: int, question: str, probe: str,
+                 probe_cost: int) -> int:
+    """Tokens of a prompt beyond its profiles (instructions, question, chat template, merges at the list's
+    ends), measured on a prompt of one profile whose in-prompt cost is ``probe_cost``; once per world and
+    question, not per instance (in cl100k exactly what it is in every prompt: a profile starts and ends
+    where the tokenizer splits anyway)."""
+    return prompt_meter(tokenizer, chat_template).count(render_prompt(probe, num_people, question)) - probe_cost
+
+
 MAX_FIT_ROUNDS = 4  # refits with the measured frame; one usually suffices (the frame moves by a token or two)
 
 
-def _fit(config: GraphConfig, texts: dict[int, str], units: list[Unit], pool: list[int], costs: list[int],
+def _fit(config: GraphConfig, texts: list[str], units: list[Unit], pool: list[int], costs: list[int],
          budget: int, placement_seed: int, over_count: dict[int, tuple[int, int]], meter: PromptMeter,
-         question: str) -> tuple[list[int], int]:
+         question: str, frame: int) -> tuple[list[int], int]:
     """The prompt's people in order, with the most distractors (in pool order) that keep the whole prompt
     within ``budget`` tokens, and how many distractors that is.
 
     ``costs`` are in-prompt profile costs; everything else in the prompt (instructions, question, chat
-    template, merges at the list's ends) is the *frame*, measured from the rendered prompt and refit until
-    it stops moving. ``over_count``: per decoy holder, tokens by which ``costs`` over-count its rendered
-    profile in either decoy mode; the gap is closed that much tighter, so both modes land within the
-    tolerance."""
+    template, merges at the list's ends) is the *frame*, estimated by ``frame`` (see ``frame_tokens``),
+    then measured from the rendered prompt and refit until it stops moving. ``over_count``: per decoy
+    holder, tokens by which ``costs`` over-count its rendered profile in either decoy mode; the gap is
+    closed that much tighter, so both modes land within the tolerance."""
     fixed = sum(costs[p] for unit in units for p in unit)
     knobs = placement_knobs(config)
 
@@ -185,9 +223,6 @@ def _fit(config: GraphConfig, texts: dict[int, str], units: list[Unit], pool: li
         order = place(units, taken[:n], knobs, StableRng(placement_seed))
         return render_prompt(PROFILE_SEPARATOR.join(texts[p] for p in order), len(order), question)
 
-    # The frame, measured around one gold profile (cheaper than all of them: costs are in-prompt costs).
-    first = units[0][0]
-    frame = meter.count(render_prompt(texts[first], sum(map(len, units)), question)) - costs[first]
     if fixed + frame > budget:
         raise ValueError(f"context_tokens: {budget} is too small for {len(units)} {config.task} units "
                          f"({fixed + frame} tokens with the instructions); allowed: a larger target or fewer "
@@ -284,7 +319,7 @@ def _close_gap(taken: list[int], pool: list[int], costs: list[int], room: int, t
 
 def _instance(config: GraphConfig, config_name: str, seed: int, world_seed: int, split: str, index: int, cell: Cell,
               world: World,
-              profiles: dict[int, Profile], units: list[Unit], order: list[int], meter: PromptMeter,
+              profiles: list[Profile], units: list[Unit], order: list[int], meter: PromptMeter,
               distractor_count: int, decoys: list[dict], rng_seed: int, cfg_hash: str, src_hash: str,
               pair_key: str) -> Instance:
     people = world.people
@@ -294,7 +329,7 @@ def _instance(config: GraphConfig, config_name: str, seed: int, world_seed: int,
     for person, text in zip(order, texts, strict=True):
         starts[person] = offset
         offset += len(text) + len(PROFILE_SEPARATOR)
-    gold = induced_edges(world.graph, order)
+    gold = induced_edges(world.neighbours, order)
     cue_ids = sorted({world.graph.edges[u, v]["cue"] for u, v in gold})
     sentence_span = {}  # (person, cue id) -> char span in the context
     for person in order:
@@ -312,7 +347,11 @@ def _instance(config: GraphConfig, config_name: str, seed: int, world_seed: int,
     # context's tokens and the evidence offsets.
     encoding = meter.encode(prompt)
     context_start = len(prompt_head(len(order)))
-    evidence = measure_evidence(meter.reference_starts(prompt), context_start, len(context), evidence_chars)
+    if meter.reads_reference:
+        evidence = measure_evidence(meter.reference_starts(prompt), context_start, len(context), evidence_chars)
+    else:
+        reference = context_reference_starts(world_spec(config), world_seed, world, profiles, order)
+        evidence = measure_evidence(reference, 0, len(context), evidence_chars)
     token_start = {(s["start"], s["end"]): s["token_start"] for s in evidence.spans}
     separations = [abs(token_start[sentence_span[(v, world.graph.edges[u, v]["cue"])]]
                        - token_start[sentence_span[(u, world.graph.edges[u, v]["cue"])]]) for u, v in gold]

@@ -7,11 +7,12 @@ so the result is a pure function of the graph.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 import networkx as nx
 
 Unit = tuple[int, ...]
+Adjacency = Sequence[Collection[int]] | Mapping[int, Collection[int]]  # node -> its neighbours
 
 
 def _degree_sum(graph: nx.Graph, nodes: Iterable[int]) -> int:
@@ -79,21 +80,23 @@ def sample_units(graph: nx.Graph, task: str, parameter: int) -> list[Unit]:
         remaining.remove_nodes_from(sorted(closed))
 
 
-def independent_distractors(graph: nx.Graph, selected: Sequence[int], candidates: Sequence[int]) -> list[int]:
-    """Candidates (in the given order) adjacent to no selected node and to no earlier accepted candidate."""
+def independent_distractors(adjacency: Adjacency, selected: Sequence[int], candidates: Sequence[int]) -> list[int]:
+    """Candidates (in the given order) adjacent to no selected node and to no earlier accepted candidate.
+    ``adjacency[node]`` lists a node's neighbours (``World.neighbours``, or a networkx graph's ``adj``)."""
     blocked = set(selected)
     for node in selected:
-        blocked.update(graph.neighbors(node))
+        blocked.update(adjacency[node])
     accepted: list[int] = []
     for node in candidates:
         if node in blocked:
             continue
         accepted.append(node)
         blocked.add(node)
-        blocked.update(graph.neighbors(node))
+        blocked.update(adjacency[node])
     return accepted
 
 
-def induced_edges(graph: nx.Graph, nodes: Iterable[int]) -> list[tuple[int, int]]:
-    """Sorted edges of the subgraph induced by ``nodes``."""
-    return sorted((min(u, v), max(u, v)) for u, v in graph.subgraph(sorted(set(nodes))).edges())
+def induced_edges(adjacency: Adjacency, nodes: Iterable[int]) -> list[tuple[int, int]]:
+    """Sorted edges of the subgraph induced by ``nodes`` (``adjacency`` as in ``independent_distractors``)."""
+    members = set(nodes)
+    return sorted({(u, v) if u < v else (v, u) for u in members for v in adjacency[u] if v in members})

@@ -15,7 +15,7 @@ length distribution and the same sentence templates; only shared values make lin
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from itertools import combinations
 
 import networkx as nx
@@ -99,6 +99,12 @@ class World:
     profiles: tuple[Profile, ...]
     structures: tuple[tuple[str, tuple[int, ...]], ...]  # planted (kind, members), for reports and tests
     identifiers: frozenset[str]  # every identifier in use: near-miss decoys must avoid them all
+
+    @cached_property
+    def neighbours(self) -> tuple[frozenset[int], ...]:
+        """Each person's neighbours in the latent graph, as plain sets (per-instance sampling reads these
+        thousands of times; networkx's views are several times slower to iterate)."""
+        return tuple(frozenset(self.graph.adj[person]) for person in range(len(self.people)))
 
 
 class Identifiers:
