@@ -1,0 +1,260 @@
+"""On-disk cache of the docs our lm-eval tasks generate, so a second ``lurch eval`` reads them back.
+
+Where: ``$LURCH_CACHE_DIR/docs``, else ``$XDG_CACHE_HOME/lurch-tasks/docs``, else
+``~/.cache/lurch-tasks/docs``. ``LURCH_CACHE_DIR=off`` switches the cache off (nothing is read or written).
+Clearing it is deleting that folder.
+
+One Arrow IPC file per key: the task name, the resolved config's hash (tokenizer and chat_template overrides
+included), the seed, the split, the family and its version, the lurch-tasks version and a stamp of the
+installed generator code and of a local tokenizer's files (so an edited generator or tokenizer never reads
+stale docs). The file's schema metadata holds the key; its rows are (index, CRC-32, row as JSON), rows as
+generated, before any per-run filtering (the model-window check), so any run of the same key reuses what
+earlier runs generated and adds what they did not (a longer ``--limit``). JSON round-trips every value a row
+holds exactly (floats, key order); the file is memory-mapped, so a run decodes only the rows it reads, and
+each row read is checked against its CRC and index. A file that fails a check is ignored with one warning
+line and replaced by the next save. Saving writes a whole new file beside the entry and renames it over it:
+readers only ever see whole files, an interrupted run leaves the entry as it was, and a cache that cannot be
+written costs one warning line, never the run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+import zlib
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from .. import __version__
+from ..core.config import config_hash
+from ..core.files import atomic_output
+from ..core.registry import get_family
+from ..core.rng import canonical_json
+from .window import warn
+
+CACHE_ENV = "LURCH_CACHE_DIR"
+DISABLED = "off"
+FORMAT = "1"
+KEY_FIELD = b"lurch_doc_cache_key"
+FORMAT_FIELD = b"lurch_doc_cache_format"
+SCHEMA = pa.schema([("index", pa.int64()), ("crc32", pa.uint32()), ("row", pa.large_string())])
+_SKIP_DIRS = {"__pycache__", ".git", ".venv", "node_modules"}
+_MAX_STAMPED_FILES = 5000
+_STALE_SECONDS = 24 * 3600
+
+
+def cache_root(environ: Mapping[str, str] | None = None) -> Path | None:
+    """The cache folder, or None when ``LURCH_CACHE_DIR=off``."""
+    env = os.environ if environ is None else environ
+    value = env.get(CACHE_ENV, "").strip()
+    if value.lower() == DISABLED:
+        return None
+    if value:
+        return Path(value).expanduser()
+    xdg = env.get("XDG_CACHE_HOME", "").strip()
+    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".cache"  # XDG: relative is ignored
+    return base / "lurch-tasks"
+
+
+def docs_dir(environ: Mapping[str, str] | None = None) -> Path | None:
+    root = cache_root(environ)
+    return None if root is None else root / "docs"
+
+
+def cache_key(task: Any, split: str) -> dict[str, Any]:
+    family = get_family(task.family)
+    return {
+        "task": task.name,
+        "family": task.family,
+        "family_version": family.version,
+        "config_hash": config_hash(task.config),
+        "seed": task.seed,
+        "split": split,
+        "lurch_tasks": __version__,
+        "code": _code_stamp(family.generate.__module__),
+        "tokenizer": _tokenizer_stamp(str(getattr(task.config, "tokenizer", "") or "")),
+    }
+
+
+def entry_path(folder: Path, key: Mapping[str, Any]) -> Path:
+    digest = hashlib.sha256(canonical_json(dict(key)).encode("ascii")).hexdigest()[:24]
+    safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in str(key["task"]))[:80]
+    return folder / f"{safe}-{digest}.arrow"
+
+
+class DocCache:
+    """Rows of one key by index: ``get`` what is stored, ``put`` what was generated, ``save`` to disk.
+
+    Open it with :func:`open_doc_cache`; a disabled cache (no ``path``) stores nothing and reads nothing."""
+
+    def __init__(self, path: Path | None, key: dict[str, Any]) -> None:
+        self.path, self.key = path, key
+        self._stored: pa.Table | None = None  # the entry on disk, memory-mapped
+        self._position: dict[int, int] = {}  # index -> row of the stored table
+        self._new: dict[int, str] = {}  # index -> JSON of rows generated this run
+        self._warned = False
+        if path is not None:
+            self._load()
+
+    def _load(self) -> None:
+        assert self.path is not None
+        try:
+            reader = pa.ipc.open_file(pa.memory_map(str(self.path)))
+            metadata = reader.schema.metadata or {}
+            if metadata.get(FORMAT_FIELD) != FORMAT.encode() or reader.schema.remove_metadata() != SCHEMA:
+                raise ValueError(f"not format {FORMAT}")
+            if metadata.get(KEY_FIELD) != canonical_json(self.key).encode("ascii"):
+                raise ValueError("written for another key")
+            table = reader.read_all()
+            indices = table.column("index").to_pylist()
+            if len(set(indices)) != len(indices):
+                raise ValueError("a row is stored twice")
+        except (FileNotFoundError, NotADirectoryError):  # nothing stored (yet)
+            return
+        except (pa.ArrowException, ValueError, OSError) as err:
+            self._corrupt(err)
+            return
+        self._stored, self._position = table, {index: row for row, index in enumerate(indices)}
+
+    def get(self, index: int) -> dict[str, Any] | None:
+        """The stored row ``index``, or None (not stored, or the file failed a check: then it is dropped)."""
+        if index in self._new:
+            return json.loads(self._new[index])
+        if self._stored is None or index not in self._position:
+            return None
+        position = self._position[index]
+        text = self._stored.column("row")[position].as_py()
+        try:
+            if zlib.crc32(text.encode("utf-8")) != self._stored.column("crc32")[position].as_py():
+                raise ValueError(f"row {index} does not match its checksum")
+            row = json.loads(text)
+            if not isinstance(row, dict) or row.get("index") != index:
+                raise ValueError(f"row {index} holds another row")
+        except ValueError as err:  # json's errors are ValueErrors too
+            self._stored, self._position = None, {}
+            self._corrupt(err)
+            return None
+        return row
+
+    def put(self, index: int, row: dict[str, Any]) -> None:
+        """Add a generated row (kept in memory, written by ``save``)."""
+        if self.path is not None:
+            self._new[index] = json.dumps(row, ensure_ascii=False, separators=(",", ":"))
+
+    def save(self) -> None:
+        """Write the stored and the new rows as the entry (atomically); a failure is one warning line."""
+        if self.path is None or not self._new:
+            return
+        new = pa.table({"index": list(self._new), "crc32": [zlib.crc32(t.encode("utf-8")) for t in self._new.values()],
+                        "row": list(self._new.values())}, schema=SCHEMA)
+        table = new if self._stored is None else pa.concat_tables([self._stored, new])
+        metadata = {FORMAT_FIELD: FORMAT.encode(), KEY_FIELD: canonical_json(self.key).encode("ascii")}
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            _sweep_stale_temporaries(self.path)
+            write_table(self.path, table.replace_schema_metadata(metadata))
+        except (OSError, pa.ArrowException) as err:
+            self._problem(f"cannot write the doc cache in {self.path.parent} ({_reason(err)}); the docs will be "
+                          f"generated again next run (set {CACHE_ENV}=off to switch the cache off)")
+            return
+        self._new = {}
+
+    def _corrupt(self, err: BaseException) -> None:
+        self._problem(f"ignoring the damaged doc cache file {self.path} ({_reason(err)}); generating the docs "
+                      "again and replacing it")
+
+    def _problem(self, message: str) -> None:
+        if not self._warned:
+            self._warned = True
+            warn(message)
+
+
+def write_table(path: Path, table: pa.Table) -> None:
+    """``table`` as the Arrow IPC file ``path``, replacing it only once it is whole."""
+    with atomic_output(path, binary=True) as out, pa.ipc.new_file(out, table.schema) as writer:
+        writer.write_table(table, max_chunksize=256)
+
+
+def _sweep_stale_temporaries(path: Path) -> None:
+    """Temporary files of this entry left by a killed run (more than a day old)."""
+    for candidate in path.parent.glob(f".{path.name}.*.tmp"):
+        try:
+            if time.time() - candidate.stat().st_mtime > _STALE_SECONDS:
+                candidate.unlink()
+        except OSError:
+            continue
+
+
+@contextmanager
+def open_doc_cache(task: Any, split: str) -> Iterator[DocCache]:
+    """The doc cache of ``task`` and ``split`` (disabled with ``LURCH_CACHE_DIR=off``)."""
+    folder = docs_dir()
+    key = cache_key(task, split)
+    yield DocCache(None if folder is None else entry_path(folder, key), key)
+
+
+# ---------------------------------------------------------------- stamps of what generated the rows
+
+
+@lru_cache(maxsize=16)
+def _code_stamp(module_name: str) -> str:
+    """Digest of (path, size, mtime) of every file of the installed lurch-tasks package and of the package that
+    defines the family's generator: editing or reinstalling either starts a fresh cache entry."""
+    packages = {"lurch_tasks", module_name.split(".", 1)[0]}
+    digest = hashlib.sha256()
+    for name in sorted(packages):
+        module = sys.modules.get(name)
+        if module is None:
+            continue
+        if getattr(module, "__path__", None):  # a package: all its files
+            paths = [path for root in sorted(module.__path__) if Path(root).is_dir() for path in _files(Path(root))]
+        else:  # a single module
+            paths = [Path(module.__file__)] if getattr(module, "__file__", None) else []
+        for path in paths:
+            try:
+                info = path.stat()
+            except OSError:
+                continue
+            digest.update(f"{path}\0{info.st_size}\0{info.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()[:16]
+
+
+def _files(root: Path) -> list[Path]:
+    found: list[Path] = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
+        found += [Path(folder) / f for f in sorted(files) if not f.endswith((".pyc", ".pyo"))]
+        if len(found) > _MAX_STAMPED_FILES:
+            break
+    return found
+
+
+def _tokenizer_stamp(spec: str) -> str:
+    """Size and mtime of a local tokenizer's files (a folder or a .gguf); empty for a named tokenizer."""
+    if not spec:
+        return ""
+    path = Path(spec).expanduser()
+    try:
+        if path.is_file():
+            info = path.stat()
+            return f"{info.st_size}:{info.st_mtime_ns}"
+        if path.is_dir():
+            files = [f for f in sorted(path.iterdir()) if f.is_file()]
+            parts = [f"{f.name}:{f.stat().st_size}:{f.stat().st_mtime_ns}" for f in files]
+            return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    except OSError:
+        return "unreadable"
+    return ""
+
+
+def _reason(err: BaseException) -> str:
+    text = " ".join(str(err).split())[:160]
+    return text or type(err).__name__
