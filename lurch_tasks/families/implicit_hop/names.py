@@ -1,0 +1,68 @@
+"""Invented names for the ImplicitHop knowledge base: no entity exists outside the prompt, so a model
+cannot answer from memory. Names are built from syllables with a seeded generator and checked against the
+shipped real-word, surname and city lists, so an invented name never collides with a real one."""
+
+from __future__ import annotations
+
+from functools import cache
+
+from ...core.rng import StableRng
+from ...core.vocab import load_words
+
+ONSETS = ("b", "br", "c", "d", "dr", "f", "g", "gr", "h", "k", "kr", "l", "m", "n", "p", "pr", "r", "s", "st",
+          "t", "tr", "v", "w", "z", "th", "sh", "ch")
+VOWELS = ("a", "e", "i", "o", "u", "ae", "ei", "ou", "ia")
+CODAS = ("", "", "", "n", "r", "l", "s", "th", "m", "nd", "rk", "st", "x")
+# Kinds make a name's entity type readable without naming a relation ("the Velmar Codex", "Ostrin Works").
+ORGANISATION_KINDS = ("Works", "Holdings", "Trust", "Guild", "Institute", "Company", "Foundation", "Syndicate")
+REGION_KINDS = ("Province", "Valley", "Coast", "Highlands", "Marches", "Basin", "Reach")
+ARTEFACT_KINDS = ("Codex", "Manuscript", "Chronicle", "Astrolabe", "Tapestry", "Ledger", "Atlas", "Compass")
+
+
+@cache
+def _real_words() -> frozenset[str]:
+    """Lower-case real words and names an invented stem must not equal."""
+    cities = (line.split("|")[0] for line in load_words("cities.txt"))
+    return frozenset(w.lower() for w in (*load_words("english_words.txt"), *load_words("last_names.txt"),
+                                         *load_words("first_names.txt"), *cities))
+
+
+def stem(rng: StableRng, syllables: int) -> str:
+    """One invented word of ``syllables`` syllables, capitalised."""
+    parts = [rng.choice(ONSETS) + rng.choice(VOWELS) + (rng.choice(CODAS) if i == syllables - 1 else "")
+             for i in range(syllables)]
+    return "".join(parts).capitalize()
+
+
+class NameMaker:
+    """Unique invented names per entity type; every draw is seeded and never repeats a name or a stem."""
+
+    def __init__(self, rng: StableRng) -> None:
+        self.rng = rng
+        self._used: set[str] = set()
+
+    def _fresh_stem(self) -> str:
+        for _ in range(10_000):
+            word = stem(self.rng, 2 + self.rng.below(2))
+            if word.lower() not in _real_words() and word not in self._used:
+                self._used.add(word)
+                return word
+        raise ValueError("context_tokens: the invented-name space ran out; allowed: a smaller knowledge base")
+
+    def person(self) -> str:
+        return f"{self._fresh_stem()} {self._fresh_stem()}"
+
+    def organisation(self) -> str:
+        return f"{self._fresh_stem()} {self.rng.choice(ORGANISATION_KINDS)}"
+
+    def city(self) -> str:
+        return self._fresh_stem()
+
+    def region(self) -> str:
+        return f"{self._fresh_stem()} {self.rng.choice(REGION_KINDS)}"
+
+    def artefact(self) -> str:
+        return f"the {self._fresh_stem()} {self.rng.choice(ARTEFACT_KINDS)}"
+
+    def name(self, entity_type: str) -> str:
+        return getattr(self, entity_type)()

@@ -1,0 +1,86 @@
+"""The ImplicitHop knowledge-base schema: entity types, typed functional relations, and their wording.
+
+Every relation maps an entity to exactly one entity (or a year) of a fixed type, so relations compose into
+paths (artefact -> creator -> employer -> headquarters -> region). Each entity type has at least two
+relations into every type it links to, so a hop cannot be answered by "the nearest city" without reading
+which relation a sentence states. Phrasings never name a relation id; questions use the noun phrases.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+ENTITY_TYPES = ("person", "organisation", "city", "region", "artefact")
+YEAR = "year"
+
+
+@dataclass(frozen=True)
+class Relation:
+    """A functional relation ``source -> target``; ``facts`` are sentence templates over ``{s}`` (the
+    source entity) and ``{t}`` (its value); ``phrase`` is the question's noun phrase over ``{x}``."""
+
+    id: str
+    source: str
+    target: str
+    facts: tuple[str, ...]
+    phrase: str
+
+
+RELATIONS: tuple[Relation, ...] = (
+    Relation("employer", "person", "organisation",
+             ("{s} works for {t}.", "{s} is employed by {t}.", "{t} employs {s}."),
+             "the organisation that employs {x}"),
+    Relation("former_employer", "person", "organisation",
+             ("{s} used to work for {t}.", "{s} left a post at {t} years ago.", "{t} once employed {s}."),
+             "the organisation that {x} used to work for"),
+    Relation("birthplace", "person", "city",
+             ("{s} was born in {t}.", "{s} is a native of {t}.", "{t} is where {s} was born."),
+             "the city where {x} was born"),
+    Relation("residence", "person", "city",
+             ("{s} lives in {t}.", "{s} has a home in {t}.", "{t} is where {s} lives now."),
+             "the city where {x} lives"),
+    Relation("mentor", "person", "person",
+             ("{s} was trained by {t}.", "{t} mentored {s}.", "{s} learned the trade from {t}."),
+             "the mentor of {x}"),
+    Relation("rival", "person", "person",
+             ("{s} has a long rivalry with {t}.", "{t} is the great rival of {s}.", "{s} competes with {t}."),
+             "the rival of {x}"),
+    Relation("founder", "organisation", "person",
+             ("{t} founded {s}.", "{s} was founded by {t}.", "{s} owes its start to {t}."),
+             "the founder of {x}"),
+    Relation("chair", "organisation", "person",
+             ("{t} chairs {s}.", "{s} is chaired by {t}.", "The board of {s} is led by {t}."),
+             "the chair of {x}"),
+    Relation("headquarters", "organisation", "city",
+             ("{s} is headquartered in {t}.", "{s} has its head office in {t}.", "{t} hosts the head office of {s}."),
+             "the city where {x} has its head office"),
+    Relation("branch", "organisation", "city",
+             ("{s} runs a branch in {t}.", "{s} keeps a branch office in {t}.", "{t} hosts a branch of {s}."),
+             "the city where {x} runs its branch"),
+    Relation("region", "city", "region",
+             ("{s} lies in {t}.", "{s} is a city of {t}.", "{t} is the region that contains {s}."),
+             "the region that contains {x}"),
+    Relation("trade_partner", "city", "region",
+             ("{s} trades mostly with {t}.", "Most of the trade of {s} goes to {t}.",
+              "{t} is the main trading partner of {s}."),
+             "the region that {x} trades with most"),
+    Relation("creator", "artefact", "person",
+             ("{s} was made by {t}.", "{t} created {s}.", "{s} is the work of {t}."),
+             "the creator of {x}"),
+    Relation("keeper", "artefact", "person",
+             ("{s} is kept by {t}.", "{t} looks after {s}.", "{s} is in the care of {t}."),
+             "the keeper of {x}"),
+    Relation("birth_year", "person", YEAR,
+             ("{s} was born in the year {t}.", "{s}'s year of birth is {t}."),
+             "the birth year of {x}"),
+    Relation("founding_year", "organisation", YEAR,
+             ("{s} was founded in the year {t}.", "{s} dates from {t}."),
+             "the founding year of {x}"),
+)
+
+BY_ID = {relation.id: relation for relation in RELATIONS}
+
+
+def outgoing(entity_type: str) -> tuple[Relation, ...]:
+    """Relations from ``entity_type`` to another entity (not to a year), in schema order."""
+    return tuple(r for r in RELATIONS if r.source == entity_type and r.target != YEAR)
