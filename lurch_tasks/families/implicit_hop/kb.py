@@ -1,8 +1,11 @@
-"""A seeded knowledge base: invented entities of every type and one value for each of their relations.
+"""A seeded knowledge base: invented entities of every type, one value for each of their relations, and one
+sentence per fact.
 
-Values are drawn uniformly among the entities of the target type (a person's mentor and rival are other
-people, and differ), so every entity is the value of several facts and no entity stands out by how often
-it is named. Years repeat; a comparison question picks entities whose years differ.
+Values are a balanced assignment: for every relation, each entity of the target type is the value of the
+same number of sources (give or take one), so no entity is named more often than its peers because of the
+draw, and a walk along relations does not favour any entity (a question's answer is no more frequent in
+the context than any other candidate of its type). Years repeat; comparisons pick entities whose years
+differ.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from .names import NameMaker
 from .schema import ENTITY_TYPES, RELATIONS, YEAR, Relation
 
 YEAR_RANGES = {"person": (1890, 2005), "organisation": (1700, 2010)}
+MIN_PEOPLE = 12  # the smallest knowledge base still holds eight-hop chains of distinct entities
 
 
 @dataclass(frozen=True)
@@ -21,51 +25,98 @@ class Fact:
     relation: str
     source: int  # entity id
     target: int  # entity id, or the year itself for a year relation
+    phrasing: int  # index into the relation's sentence templates
+
+    def key(self) -> tuple[str, int]:
+        return self.relation, self.source
 
 
 @dataclass(frozen=True)
 class KnowledgeBase:
     names: tuple[str, ...]  # entity id -> name
     types: tuple[str, ...]  # entity id -> type
-    values: dict[tuple[str, int], int]  # (relation id, source id) -> target id or year
-    facts: tuple[Fact, ...]  # every (relation, source, value), in a seeded order
+    facts: tuple[Fact, ...]  # every (relation, source) once, in a seeded order
+
+    def value(self, relation: str, source: int) -> int:
+        return self.by_key[(relation, source)].target
+
+    @property
+    def by_key(self) -> dict[tuple[str, int], Fact]:
+        cached = self.__dict__.get("_by_key")
+        if cached is None:
+            cached = {fact.key(): fact for fact in self.facts}
+            object.__setattr__(self, "_by_key", cached)
+        return cached
 
     def of_type(self, entity_type: str) -> list[int]:
         return [i for i, t in enumerate(self.types) if t == entity_type]
-
-    def value(self, relation: str, source: int) -> int:
-        return self.values[(relation, source)]
 
 
 def type_counts(people: int) -> dict[str, int]:
     """Entities per type for a knowledge base with ``people`` people (the other types scale with it)."""
     return {"person": people, "organisation": max(4, people // 3), "city": max(4, people // 3),
-            "region": max(3, people // 12), "artefact": max(3, people // 2)}
+            "region": max(3, people // 12), "artefact": max(4, people // 2)}
+
+
+def facts_per_person() -> float:
+    """Facts per person of a large knowledge base (for sizing it to a token budget)."""
+    counts = type_counts(1200)
+    return sum(counts[r.source] for r in RELATIONS) / counts["person"]
 
 
 def build_kb(people: int, seed: int) -> KnowledgeBase:
-    counts = type_counts(people)
-    names_rng = NameMaker(StableRng(derive_seed("implicit-hop-names", seed, people)))
+    """The knowledge base with ``people`` people (and the other types in proportion) for ``seed``."""
+    counts = type_counts(max(people, MIN_PEOPLE))
+    maker = NameMaker(StableRng(derive_seed("implicit-hop-names", seed)))
     names: list[str] = []
     types: list[str] = []
     for entity_type in ENTITY_TYPES:
         for _ in range(counts[entity_type]):
-            names.append(names_rng.name(entity_type))
+            names.append(maker.name(entity_type))
             types.append(entity_type)
     ids = {t: [i for i, x in enumerate(types) if x == t] for t in ENTITY_TYPES}
-    rng = StableRng(derive_seed("implicit-hop-values", seed, people))
+    rng = StableRng(derive_seed("implicit-hop-values", seed))
     values: dict[tuple[str, int], int] = {}
     for relation in RELATIONS:
-        for source in ids[relation.source]:
-            values[(relation.id, source)] = _draw(relation, source, ids, values, rng)
-    facts = [Fact(r, s, t) for (r, s), t in values.items()]
-    return KnowledgeBase(tuple(names), tuple(types), values, tuple(rng.shuffled(facts)))
+        values.update(_assign(relation, ids, values, rng))
+    facts = [Fact(r, s, t, rng.below(len(_relation(r).facts))) for (r, s), t in values.items()]
+    return KnowledgeBase(tuple(names), tuple(types), tuple(rng.shuffled(facts)))
 
 
-def _draw(relation: Relation, source: int, ids: dict[str, list[int]], values: dict[tuple[str, int], int],
-          rng: StableRng) -> int:
+def _relation(relation_id: str) -> Relation:
+    from .schema import BY_ID
+
+    return BY_ID[relation_id]
+
+
+def _assign(relation: Relation, ids: dict[str, list[int]], values: dict[tuple[str, int], int],
+            rng: StableRng) -> dict[tuple[str, int], int]:
+    """A balanced value for every source of ``relation``: targets are dealt from a shuffled deck holding
+    each target equally often; a source may not be its own value, nor (for a rival) its mentor."""
+    sources = ids[relation.source]
     if relation.target == YEAR:
-        return rng.integer(*YEAR_RANGES[relation.source])
-    taken = {source} | ({values[("mentor", source)]} if relation.id == "rival" else set())
-    choices = [e for e in ids[relation.target] if e not in taken]
-    return rng.choice(choices)
+        return {(relation.id, s): rng.integer(*YEAR_RANGES[relation.source]) for s in sources}
+    targets = ids[relation.target]
+    deck = rng.shuffled([targets[i % len(targets)] for i in range(len(sources))])
+    out: dict[tuple[str, int], int] = {}
+    for position, source in enumerate(sources):
+        banned = {source} | ({values[("mentor", source)]} if relation.id == "rival" else set())
+        if deck[position] in banned:  # swap with a later card that fits here and whose source accepts ours
+            for later in range(position + 1, len(deck)):
+                other = sources[later]
+                other_banned = {other} | ({values[("mentor", other)]} if relation.id == "rival" else set())
+                if deck[later] not in banned and deck[position] not in other_banned:
+                    deck[position], deck[later] = deck[later], deck[position]
+                    break
+            else:  # no later card fits: take any allowed target (the deck stays balanced up to one)
+                deck[position] = rng.choice([t for t in targets if t not in banned])
+        out[(relation.id, source)] = deck[position]
+    return out
+
+
+def render_fact(kb: KnowledgeBase, fact: Fact) -> str:
+    """The fact as one sentence, capitalised (a name may be the sentence's first word)."""
+    relation = _relation(fact.relation)
+    target = str(fact.target) if relation.target == YEAR else kb.names[fact.target]
+    text = relation.facts[fact.phrasing].format(s=kb.names[fact.source], t=target)
+    return text[0].upper() + text[1:]

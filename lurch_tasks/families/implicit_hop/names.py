@@ -13,7 +13,7 @@ ONSETS = ("b", "br", "c", "d", "dr", "f", "g", "gr", "h", "k", "kr", "l", "m", "
           "t", "tr", "v", "w", "z", "th", "sh", "ch")
 VOWELS = ("a", "e", "i", "o", "u", "ae", "ei", "ou", "ia")
 CODAS = ("", "", "", "n", "r", "l", "s", "th", "m", "nd", "rk", "st", "x")
-# Kinds make a name's entity type readable without naming a relation ("the Velmar Codex", "Ostrin Works").
+# Kinds make a name's entity type readable without naming a relation ("Velmar Codex", "Ostrin Works").
 ORGANISATION_KINDS = ("Works", "Holdings", "Trust", "Guild", "Institute", "Company", "Foundation", "Syndicate")
 REGION_KINDS = ("Province", "Valley", "Coast", "Highlands", "Marches", "Basin", "Reach")
 ARTEFACT_KINDS = ("Codex", "Manuscript", "Chronicle", "Astrolabe", "Tapestry", "Ledger", "Atlas", "Compass")
@@ -62,7 +62,7 @@ class NameMaker:
         return f"{self._fresh_stem()} {self.rng.choice(REGION_KINDS)}"
 
     def artefact(self) -> str:
-        return f"the {self._fresh_stem()} {self.rng.choice(ARTEFACT_KINDS)}"
+        return f"{self._fresh_stem()} {self.rng.choice(ARTEFACT_KINDS)}"
 
     def name(self, entity_type: str) -> str:
         return getattr(self, entity_type)()

@@ -17,7 +17,8 @@ YEAR = "year"
 @dataclass(frozen=True)
 class Relation:
     """A functional relation ``source -> target``; ``facts`` are sentence templates over ``{s}`` (the
-    source entity) and ``{t}`` (its value); ``phrase`` is the question's noun phrase over ``{x}``."""
+    source entity) and ``{t}`` (its value); ``phrase`` is the question's noun phrase over ``{x}``, always
+    "the ... of {x}", so nested phrases read (and parse) from the outside in."""
 
     id: str
     source: str
@@ -29,16 +30,16 @@ class Relation:
 RELATIONS: tuple[Relation, ...] = (
     Relation("employer", "person", "organisation",
              ("{s} works for {t}.", "{s} is employed by {t}.", "{t} employs {s}."),
-             "the organisation that employs {x}"),
+             "the employer of {x}"),
     Relation("former_employer", "person", "organisation",
              ("{s} used to work for {t}.", "{s} left a post at {t} years ago.", "{t} once employed {s}."),
-             "the organisation that {x} used to work for"),
+             "the former employer of {x}"),
     Relation("birthplace", "person", "city",
              ("{s} was born in {t}.", "{s} is a native of {t}.", "{t} is where {s} was born."),
-             "the city where {x} was born"),
+             "the birthplace of {x}"),
     Relation("residence", "person", "city",
              ("{s} lives in {t}.", "{s} has a home in {t}.", "{t} is where {s} lives now."),
-             "the city where {x} lives"),
+             "the home city of {x}"),
     Relation("mentor", "person", "person",
              ("{s} was trained by {t}.", "{t} mentored {s}.", "{s} learned the trade from {t}."),
              "the mentor of {x}"),
@@ -53,17 +54,17 @@ RELATIONS: tuple[Relation, ...] = (
              "the chair of {x}"),
     Relation("headquarters", "organisation", "city",
              ("{s} is headquartered in {t}.", "{s} has its head office in {t}.", "{t} hosts the head office of {s}."),
-             "the city where {x} has its head office"),
+             "the head-office city of {x}"),
     Relation("branch", "organisation", "city",
              ("{s} runs a branch in {t}.", "{s} keeps a branch office in {t}.", "{t} hosts a branch of {s}."),
-             "the city where {x} runs its branch"),
+             "the branch city of {x}"),
     Relation("region", "city", "region",
              ("{s} lies in {t}.", "{s} is a city of {t}.", "{t} is the region that contains {s}."),
-             "the region that contains {x}"),
+             "the region of {x}"),
     Relation("trade_partner", "city", "region",
              ("{s} trades mostly with {t}.", "Most of the trade of {s} goes to {t}.",
               "{t} is the main trading partner of {s}."),
-             "the region that {x} trades with most"),
+             "the main trading region of {x}"),
     Relation("creator", "artefact", "person",
              ("{s} was made by {t}.", "{t} created {s}.", "{s} is the work of {t}."),
              "the creator of {x}"),

@@ -1,0 +1,107 @@
+"""ImplicitHop configuration: every knob, validated before any generation starts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from ...core.config import (
+    ConfigError,
+    require,
+    require_budget_knobs,
+    require_choice,
+    require_int_range,
+    require_list,
+    require_number,
+)
+from ...core.tokens import REFERENCE_TOKENIZER
+
+MAX_DEPTH = 8
+MAX_FACTS = 32
+MAX_CONTEXT_TOKENS = 131_072
+EVIDENCE_ORDERS = ("forward", "reverse", "shuffled")
+DISTRACTORS = ("unrelated", "same_relation", "near_miss")
+QUESTION_STYLES = ("nested", "stepwise")
+FACT_TOKENS_ESTIMATE = 16  # a fact line in cl100k, invented names included (measured: 12-20)
+FRAME_TOKENS_ESTIMATE = 220  # instructions and answer format, before the questions
+
+
+class Cell(NamedTuple):
+    depth: int
+    facts: int
+    dispersion: float
+    context_tokens: int
+
+
+def branch_lengths(depth: int, facts: int) -> tuple[int, ...]:
+    """The question's shape: branches of ``depth`` lookups while they fit, the rest in one shorter branch, so
+    the longest chain is ``depth`` (the LURCH depth of a list question) and the lookups add up to ``facts``
+    (8 facts: 1x8, 7+1, 6+2, 5+3, 4+4, 3+3+2, 2x4, 8x1)."""
+    full, rest = divmod(facts, depth)
+    return (depth,) * full + ((rest,) if rest else ())
+
+
+@dataclass(frozen=True)
+class ImplicitHopConfig:
+    """Knobs of the ImplicitHop family (DESIGN 4.3): each axis varies alone when the others hold one value.
+
+    ``depths`` (reasoning depth, 1-8) and ``facts`` (required facts, the evidence scope at a fixed length)
+    set the question's shape (``branch_lengths``); ``dispersions`` are LURCH dispersion targets the layout
+    meets within 0.02; ``context_tokens`` budgets the whole prompt in ``tokenizer`` (inside its chat
+    template with ``chat_template``). ``evidence_order``: the required facts in chain order (``forward``),
+    last hop first (``reverse``) or seeded (``shuffled``). ``distractors``: ``same_relation`` (default: the
+    rest of the knowledge base, the same relation types about other entities), ``unrelated`` (only relation
+    types the question does not use), ``near_miss`` (adds entities named one edit away from the bridges).
+    ``question_style``: ``nested`` ("the birthplace of the founder of X") or ``stepwise``.
+    """
+
+    depths: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7, 8)
+    facts: tuple[int, ...] = (8,)
+    dispersions: tuple[float, ...] = (0.5,)
+    context_tokens: tuple[int, ...] = (4096,)
+    evidence_order: str = "forward"
+    distractors: str = "same_relation"
+    question_style: str = "nested"
+    num_samples: int = 3
+    tokenizer: str = REFERENCE_TOKENIZER
+    chat_template: bool = False
+
+    def __post_init__(self) -> None:
+        require_list("depths", self.depths)
+        for depth in self.depths:
+            require_int_range("depths", depth, 1, MAX_DEPTH)
+        require_list("facts", self.facts)
+        for facts in self.facts:
+            require_int_range("facts", facts, 1, MAX_FACTS)
+        require_list("dispersions", self.dispersions)
+        for dispersion in self.dispersions:
+            require_number("dispersions", dispersion, 0.0, 1.0)
+        require_list("context_tokens", self.context_tokens)
+        for tokens in self.context_tokens:
+            require_int_range("context_tokens", tokens, 512, MAX_CONTEXT_TOKENS)
+        for name, values in (("depths", self.depths), ("facts", self.facts), ("dispersions", self.dispersions),
+                             ("context_tokens", self.context_tokens)):
+            require(len(set(values)) == len(values), name, list(values), "distinct values")
+        require_choice("evidence_order", self.evidence_order, EVIDENCE_ORDERS)
+        require_choice("distractors", self.distractors, DISTRACTORS)
+        require_choice("question_style", self.question_style, QUESTION_STYLES)
+        require_int_range("num_samples", self.num_samples, 1, 1_000_000)
+        require_budget_knobs(self.tokenizer, self.chat_template)
+        if not self.cells():
+            raise ConfigError(f"depths: {list(self.depths)} with facts {list(self.facts)}, dispersions "
+                              f"{list(self.dispersions)} and context_tokens {list(self.context_tokens)} leave no "
+                              "cell; allowed: a depth at most the facts, a dispersion of 0 for one fact, and "
+                              f"room for the facts (~{FACT_TOKENS_ESTIMATE} tokens each)")
+
+    def fits(self, depth: int, facts: int, dispersion: float, context_tokens: int) -> bool:
+        needed = FRAME_TOKENS_ESTIMATE + 3 * facts * FACT_TOKENS_ESTIMATE  # the facts, and distractors around
+        return depth <= facts and (facts > 1 or dispersion == 0.0) and needed <= context_tokens
+
+    def cells(self) -> list[Cell]:
+        """The knob grid (lengths fastest); cells that cannot exist are left out. Docs visit it in
+        golden-stride order (core.cells.cell_at)."""
+        return [Cell(d, f, x, n) for d in self.depths for f in self.facts for x in self.dispersions
+                for n in self.context_tokens if self.fits(d, f, x, n)]
+
+    def size(self) -> int:
+        return len(self.cells()) * self.num_samples

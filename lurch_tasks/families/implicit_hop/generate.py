@@ -1,0 +1,167 @@
+"""ImplicitHop generator: a knowledge base sized to the budget, a question of parallel chains, and the
+required facts laid out at a target dispersion among the other facts (WIP, issue 9)."""
+
+from __future__ import annotations
+
+import json
+
+from ...core.budget import joined_costs, prompt_meter, settle_to_budget
+from ...core.cells import setup_instance
+from ...core.config import config_to_dict
+from ...core.context import measure_evidence
+from ...core.difficulty import reasoning_depth
+from ...core.instance import Instance, instance_id
+from ...core.rng import StableRng, canonical_json, derive_seed
+from ...core.tokens import reference_counter
+from .config import FACT_TOKENS_ESTIMATE, Cell, ImplicitHopConfig, branch_lengths
+from .kb import Fact, KnowledgeBase, build_kb, facts_per_person, render_fact
+from .layout import Layout, disperse
+from .prompt import ask, prompt_head, render_prompt, render_question
+from .questions import Branch, nested_phrase, sample_branches, stepwise_phrase
+
+FAMILY = "implicit_hop"
+VERSION = "0.1.0"
+VOCABULARY = ("english_words.txt", "last_names.txt", "first_names.txt", "cities.txt")  # names avoid these
+COMPARED_KNOBS = ("evidence_order", "question_style")
+LINE_SEPARATOR = "\n"
+KB_SLACK = 1.2  # the knowledge base holds this much more than the budget, so distractors never run out
+DISPERSION_TOLERANCE = 0.02
+
+
+def people_for(context_tokens: int) -> int:
+    return int(context_tokens / (facts_per_person() * FACT_TOKENS_ESTIMATE) * KB_SLACK) + 1
+
+
+def required_facts(kb: KnowledgeBase, branches: list[Branch], order: str, rng: StableRng) -> list[Fact]:
+    """The facts the answer needs, in context order: chain order (branch by branch), reversed, or seeded."""
+    facts = [kb.by_key[(relation, entity)] for b in branches
+             for relation, entity in zip(b.relations, b.entities, strict=False)]
+    if order == "reverse":
+        return facts[::-1]
+    if order == "shuffled":
+        return rng.shuffled(facts)
+    return facts
+
+
+def distractor_pool(kb: KnowledgeBase, required: list[Fact], branches: list[Branch], mode: str) -> list[Fact]:
+    """Every other fact of the knowledge base (in its seeded order); ``unrelated`` keeps only relation types
+    the question does not use."""
+    needed = {fact.key() for fact in required}
+    used = {relation for branch in branches for relation in branch.relations}
+    return [f for f in kb.facts if f.key() not in needed and (mode != "unrelated" or f.relation not in used)]
+
+
+def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, config_name: str) -> Instance:
+    """Instance ``index`` of ``split``: a pure function of (family, config, seed, split, index)."""
+    setup = setup_instance(FAMILY, config, VOCABULARY, seed, split, index, COMPARED_KNOBS)
+    cell: Cell = setup.cell
+    rng_seed = setup.rng_seed
+    kb = build_kb(people_for(cell.context_tokens), derive_seed(rng_seed, "kb"))
+    branches = sample_branches(kb, branch_lengths(cell.depth, cell.facts), StableRng(derive_seed(rng_seed, "chains")))
+    required = required_facts(kb, branches, config.evidence_order, StableRng(derive_seed(rng_seed, "order")))
+    pool = distractor_pool(kb, required, branches, config.distractors)
+    lines = [render_fact(kb, fact) for fact in required] + [render_fact(kb, fact) for fact in pool]
+    meter = prompt_meter(config.tokenizer, config.chat_template)
+    costs = joined_costs(lines, meter.counter, LINE_SEPARATOR)
+    reference = costs if meter.reads_reference else joined_costs(lines, reference_counter(), LINE_SEPARATOR)
+    evidence_ids, distractor_ids = list(range(len(required))), list(range(len(required), len(lines)))
+    style = config.question_style
+    phrase = nested_phrase if style == "nested" else stepwise_phrase
+    question = render_question([ask(phrase(kb, branch), style) for branch in branches])
+    layout_seed = derive_seed(rng_seed, "layout")
+
+    def arranged(n: int) -> tuple[Layout, list[int]]:
+        chosen = distractor_ids[:n]
+        layout = disperse([reference[i] for i in chosen], len(evidence_ids), cell.dispersion, StableRng(layout_seed))
+        return layout, layout.order(evidence_ids, chosen)
+
+    def render(n: int) -> str:
+        return render_prompt(LINE_SEPARATOR.join(lines[i] for i in arranged(n)[1]), question)
+
+    frame = meter.count(render(0)) - sum(costs[i] for i in evidence_ids)
+    room, estimate = cell.context_tokens - frame - sum(costs[i] for i in evidence_ids), 0
+    for line in distractor_ids:
+        if room < costs[line]:
+            break
+        room -= costs[line]
+        estimate += 1
+    fitted = settle_to_budget(render, meter.count, estimate, cell.context_tokens, 0, len(distractor_ids))
+    layout, order = arranged(fitted.blocks)
+    return _instance(config, config_name, seed, split, index, cell, kb, branches, required, lines, order,
+                     layout, meter, fitted.text, question, setup)
+
+
+def _instance(config, config_name, seed, split, index, cell, kb, branches, required, lines, order, layout,
+              meter, prompt, question, setup) -> Instance:
+    context = LINE_SEPARATOR.join(lines[i] for i in order)
+    starts, offset = {}, 0
+    for line in order:
+        starts[line] = offset
+        offset += len(lines[line]) + len(LINE_SEPARATOR)
+    evidence_chars = sorted((starts[i], starts[i] + len(lines[i])) for i in range(len(required)))
+    encoding = meter.encode(prompt)
+    context_start = len(prompt_head())
+    evidence = measure_evidence(meter.reference_starts(prompt), context_start, len(context), evidence_chars)
+    if abs(evidence.dispersion - cell.dispersion) > DISPERSION_TOLERANCE:
+        raise RuntimeError(f"dispersion {evidence.dispersion:.4f} misses its target {cell.dispersion} by more than "
+                           f"{DISPERSION_TOLERANCE}; this is a bug, please report it")
+    nodes, edges = _reasoning_graph(kb, branches, required, lines)
+    answers = [kb.names[b.answer] for b in branches]
+    difficulty = {
+        "context_tokens": encoding.tokens_between(context_start, context_start + len(context)),
+        "context_chars": len(context),
+        "target_tokens": cell.context_tokens,
+        "prompt_tokens": encoding.tokens,
+        "evidence_scope": evidence.scope,
+        "evidence_dispersion": evidence.dispersion,
+        "evidence_scope_chars": evidence.scope_chars,
+        "evidence_dispersion_chars": evidence.dispersion_chars,
+        "reasoning_depth": reasoning_depth(nodes, edges),
+        "depth": cell.depth,
+        "facts": cell.facts,
+        "dispersion_target": cell.dispersion,
+        "branches": len(branches),
+        "num_facts": len(order),
+    }
+    params = {
+        "rng_seed": setup.rng_seed,
+        "cell": cell._asdict(),
+        "sample": setup.sample,
+        "branches": [{"start": kb.names[b.start], "relations": list(b.relations),
+                      "bridges": [kb.names[e] for e in b.entities[1:-1]], "answer": kb.names[b.answer]}
+                     for b in branches],
+        "layout": {"before": layout.before, "gaps": list(layout.gaps)},
+        "entities": {kb.types[e]: [] for e in ()},
+        "tokenizer": config.tokenizer,
+        "chat_template": config.chat_template,
+        "config": config_to_dict(config),
+    }
+    return Instance(
+        id=instance_id(config_name, split, index, FAMILY), family=FAMILY, task=config_name,
+        config_name=config_name, split=split, index=index, seed=seed, family_version=VERSION,
+        config_hash=setup.config_hash, source_hash=setup.source_hash, context=context, question=question,
+        prompt=prompt, answer_format="entity" if len(answers) == 1 else "entity_set",
+        answer=json.dumps(answers if len(answers) > 1 else answers[0]), answer_text="; ".join(answers),
+        options=[], answer_items=answers, evidence=list(evidence.spans),
+        reasoning_graph={"nodes": nodes, "edges": edges}, difficulty=difficulty, params=canonical_json(params),
+        pair_key=setup.pair_key,
+    )
+
+
+def _reasoning_graph(kb: KnowledgeBase, branches: list[Branch], required: list[Fact],
+                     lines: list[str]) -> tuple[list[dict], list[list[str]]]:
+    """Evidence node per required fact, a lookup step per hop (each needs the previous hop's result), and
+    the answer; parallel branches add no depth (a list question collects their ends)."""
+    line_of = {fact.key(): k for k, fact in enumerate(required)}
+    nodes = [{"id": f"e{k}", "kind": "evidence", "text": lines[k]} for k in range(len(required))]
+    edges: list[list[str]] = []
+    for b, branch in enumerate(branches):
+        for hop, (relation, entity) in enumerate(zip(branch.relations, branch.entities, strict=False)):
+            step = f"b{b}s{hop + 1}"
+            nodes.append({"id": step, "kind": "step", "text": f"{relation} of branch {b} entity {hop}"})
+            edges.append([f"e{line_of[(relation, entity)]}", step])
+            if hop:
+                edges.append([f"b{b}s{hop}", step])
+        edges.append([f"b{b}s{branch.hops}", "answer"])
+    nodes.append({"id": "answer", "kind": "answer", "text": "; ".join(kb.names[b.answer] for b in branches)})
+    return nodes, edges

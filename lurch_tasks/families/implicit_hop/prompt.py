@@ -1,0 +1,38 @@
+"""The ImplicitHop prompt: instructions, the facts one per line, and the questions."""
+
+from __future__ import annotations
+
+INSTRUCTIONS = (
+    "The facts below describe invented people, organisations, cities, regions and artefacts. Nothing about "
+    "them is known outside this list, and every fact in it holds. Each of them has exactly one value for each "
+    "relation a fact states: one employer, one former employer, one birthplace, one home city, one mentor, one "
+    "rival, one founder, one chair, one head-office city, one branch city, one region, one main trading "
+    "region, one creator, one keeper."
+)
+CONTEXT_HEADER = "Facts:"
+SINGLE_ANSWER = "Reason step by step, then finish with one line of the form FINAL ANSWER: <name>"
+LIST_ANSWER = ("Answer every question. Reason step by step, then finish with one line that gives the answers in "
+               "the order of the questions, separated by semicolons: FINAL ANSWER: <answer 1>; <answer 2>; ...")
+
+
+def prompt_head() -> str:
+    """Everything before the context (which starts at ``len(prompt_head())``)."""
+    return f"{INSTRUCTIONS}\n\n{CONTEXT_HEADER}\n"
+
+
+def ask(phrase: str, style: str) -> str:
+    """One question: "What is the birthplace of the founder of X?" (nested) or the steps spelled out."""
+    if style == "nested":
+        return f"What is {phrase}?"
+    return f"{phrase[0].upper()}{phrase[1:]}. Where do you arrive?"
+
+
+def render_question(questions: list[str]) -> str:
+    if len(questions) == 1:
+        return f"Question: {questions[0]}\n{SINGLE_ANSWER}"
+    numbered = "\n".join(f"{k}. {question}" for k, question in enumerate(questions, 1))
+    return f"Questions:\n{numbered}\n{LIST_ANSWER}"
+
+
+def render_prompt(context: str, question: str) -> str:
+    return f"{prompt_head()}{context}\n\n{question}"
