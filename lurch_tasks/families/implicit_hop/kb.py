@@ -54,8 +54,9 @@ class KnowledgeBase:
 
 def type_counts(people: int) -> dict[str, int]:
     """Entities per type for a knowledge base with ``people`` people (the other types scale with it)."""
-    return {"person": people, "organisation": max(4, people // 3), "city": max(4, people // 3),
-            "region": max(3, people // 12), "artefact": max(4, people // 2)}
+    # At least 10 of every type: an answer's type never leaves only a handful of candidates to guess from.
+    return {"person": people, "organisation": max(10, people // 3), "city": max(10, people // 3),
+            "region": max(10, people // 12), "artefact": max(10, people // 2)}
 
 
 def facts_per_person() -> float:
