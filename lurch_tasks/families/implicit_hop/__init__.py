@@ -1,0 +1,107 @@
+"""ImplicitHop (our design, after source paper 004): implicit multi-hop questions over an invented knowledge
+base, with reasoning depth, evidence scope, evidence dispersion and length set one at a time."""
+
+from __future__ import annotations
+
+from ...core.registry import Family, Task, register_family, register_task
+from ...scoring import normalize_name, score_items
+from ...scoring.lists import parse_name_list
+from .audit import audit
+from .baselines import guess, solve
+from .config import ImplicitHopConfig
+from .generate import COMPARED_KNOBS, FAMILY, VERSION, VOCABULARY, generate
+from .shortcuts import PROBES, SHORTCUTS
+
+CITATION = """@article{lurch2025,
+  title   = {LURCH: evidence scope, evidence dispersion and reasoning depth in long-context question answering},
+  year    = {2025},
+  note    = {ImplicitHop varies these properties one at a time, the controlled experiment the paper calls for}
+}"""
+GROUP = "implicit_hop"
+
+
+def score(doc: dict, output: str) -> dict[str, float]:
+    """Items are the answers' names (``normalize_name`` form). A one-question doc scores 1 only for exactly
+    the gold name; a list doc scores 1 - memory drift over its answers."""
+    items = score_items([normalize_name(a) for a in doc["answer_items"]], parse_name_list(output))
+    headline = float(items.tp == 1 and items.fp == 0) if len(doc["answer_items"]) == 1 else 1.0 - items.memory_drift
+    return {"score": headline, "memory_drift": items.memory_drift, "precision": items.precision,
+            "recall": items.recall, "f1": items.f1}
+
+
+AXES = (("depth", "depth", "depths"), ("facts", "facts", "facts"), ("dispersion", "dispersion_target", "dispersions"))
+
+
+def bin_keys(doc: dict) -> dict[str, str]:
+    """Per-bin suffixes: the prompt length and every axis (``score@depth=3``, ``score@dispersion=0.5``)."""
+    difficulty = doc["difficulty"]
+    keys = {"length": str(difficulty["target_tokens"])}
+    keys.update({axis: f"{axis}={difficulty[field]}" for axis, field, _ in AXES})
+    return keys
+
+
+def bin_names(config: ImplicitHopConfig) -> list[str]:
+    cells = config.cells()
+    names = [str(n) for n in sorted({c.context_tokens for c in cells})]
+    for axis, _, _ in AXES:
+        names += [f"{axis}={v}" for v in sorted({getattr(c, axis) for c in cells})]
+    return names
+
+
+REASONING_TOKENS = 768
+TOKENS_PER_QUESTION = 96
+
+
+def max_gen_toks(config: ImplicitHopConfig) -> int:
+    """Room to reason and one answer line: more questions (branches) need more."""
+    from .config import branch_lengths
+
+    branches = max(len(branch_lengths(c.depth, c.facts)) for c in config.cells())
+    return REASONING_TOKENS + TOKENS_PER_QUESTION * branches
+
+
+def token_target(cell) -> int:
+    return cell.context_tokens
+
+
+register_family(
+    Family(
+        name=FAMILY, version=VERSION, config_type=ImplicitHopConfig, generate=generate, audit=audit, solve=solve,
+        guess=guess, score=score, bin_keys=bin_keys, bin_names=bin_names, group=GROUP, source_files=VOCABULARY,
+        citation=CITATION,
+        description=(
+            "ImplicitHop: facts about invented people, organisations, cities, regions and artefacts, one per "
+            "line; each question names only a start entity and a path of relations ('the birthplace of the "
+            "founder of ...'), so the bridge entities must be found. Depth, required facts (scope), dispersion "
+            "and length are knobs, each verified on the instance."
+        ),
+        compared_knobs=COMPARED_KNOBS, shortcuts=SHORTCUTS, probes=PROBES, max_gen_toks=max_gen_toks,
+        token_target=token_target,
+        knob_properties=(
+            ("depths", "`depth` (requested) and `reasoning_depth` (achieved, equal)."),
+            ("facts", "`facts` and `evidence_scope`."),
+            ("dispersions", "`dispersion_target` and `evidence_dispersion` (within 0.02)."),
+            ("context_tokens", "`context_tokens`, `num_facts`."),
+        ),
+    )
+)
+
+_SLICES = {
+    "implicit_hop_depth": (ImplicitHopConfig(), "depth 1-8 with 8 required facts, dispersion 0.5, 4k tokens"),
+    "implicit_hop_scope": (ImplicitHopConfig(depths=(3,), facts=(4, 8, 16, 24)),
+                           "4-24 required facts at depth 3, dispersion 0.5, 4k tokens"),
+    "implicit_hop_dispersion": (ImplicitHopConfig(depths=(3,), dispersions=(0.0, 0.25, 0.5, 0.75, 1.0)),
+                                "dispersion 0-1 at depth 3, 8 required facts, 4k tokens"),
+    "implicit_hop_length": (ImplicitHopConfig(depths=(3,), context_tokens=(1024, 2048, 4096, 8192, 16384, 32768)),
+                            "contexts of 1k-32k tokens at depth 3, 8 required facts, dispersion 0.5"),
+    "implicit_hop_grid": (ImplicitHopConfig(depths=(1, 2, 4, 8), facts=(8, 16), dispersions=(0.0, 0.5, 1.0),
+                                            context_tokens=(2048, 8192), num_samples=1),
+                          "a factorial grid over depth, facts, dispersion and length (for a GLM analysis)"),
+}
+for _name, (_config, _description) in _SLICES.items():
+    register_task(Task(_name, FAMILY, _config, _description, in_suite=True))
+register_task(Task("implicit_hop_long", FAMILY,
+                   ImplicitHopConfig(depths=(3,), context_tokens=(65536, 131072), num_samples=1),
+                   "contexts of 64k-128k tokens at depth 3, 8 required facts, dispersion 0.5"))
+
+__all__ = ["ImplicitHopConfig", "generate", "score"]

@@ -43,16 +43,16 @@ def parse_fact(line: str) -> tuple[str, str, str] | None:
     return None
 
 
-def facts_of(prompt: str) -> dict[tuple[str, str], str]:
-    """Every fact of a prompt: (relation, source) -> value."""
+def facts_in_order(prompt: str) -> list[tuple[str, str, str]]:
+    """Every fact line of a prompt that parses, in context order: (relation id, source, value)."""
     _, _, body = prompt.partition(f"\n{CONTEXT_HEADER}\n")
     body, _, _ = body.rpartition("\n\n")
-    facts = {}
-    for line in body.split("\n"):
-        parsed = parse_fact(line)
-        if parsed:
-            facts[(parsed[0], parsed[1])] = parsed[2]
-    return facts
+    return [parsed for line in body.split("\n") if (parsed := parse_fact(line))]
+
+
+def facts_of(prompt: str) -> dict[tuple[str, str], str]:
+    """Every fact of a prompt: (relation, source) -> value."""
+    return {(relation, source): value for relation, source, value in facts_in_order(prompt)}
 
 
 def parse_chain(question: str) -> tuple[str, list[str]] | None:

@@ -48,8 +48,9 @@ class ImplicitHopConfig:
     ``depths`` (reasoning depth, 1-8) and ``facts`` (required facts, the evidence scope at a fixed length)
     set the question's shape (``branch_lengths``); ``dispersions`` are LURCH dispersion targets the layout
     meets within 0.02; ``context_tokens`` budgets the whole prompt in ``tokenizer`` (inside its chat
-    template with ``chat_template``). ``evidence_order``: the required facts in chain order (``forward``),
-    last hop first (``reverse``) or seeded (``shuffled``). ``distractors``: ``same_relation`` (default: the
+    template with ``chat_template``). ``evidence_order``: the required facts seeded (``shuffled``, the default,
+    never with a final hop first or last, where dispersion 1 would expose it), in chain order (``forward``)
+    or last hop first (``reverse``). ``distractors``: ``same_relation`` (default: the
     rest of the knowledge base, the same relation types about other entities), ``unrelated`` (only relation
     types the question does not use), ``near_miss`` (adds entities named one edit away from the bridges).
     ``question_style``: ``nested`` ("the birthplace of the founder of X") or ``stepwise``.
@@ -59,7 +60,7 @@ class ImplicitHopConfig:
     facts: tuple[int, ...] = (8,)
     dispersions: tuple[float, ...] = (0.5,)
     context_tokens: tuple[int, ...] = (4096,)
-    evidence_order: str = "forward"
+    evidence_order: str = "shuffled"
     distractors: str = "same_relation"
     question_style: str = "nested"
     num_samples: int = 3

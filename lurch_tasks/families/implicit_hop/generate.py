@@ -38,8 +38,20 @@ def required_facts(kb: KnowledgeBase, branches: list[Branch], order: str, rng: S
              for relation, entity in zip(b.relations, b.entities, strict=False)]
     if order == "reverse":
         return facts[::-1]
-    if order == "shuffled":
-        return rng.shuffled(facts)
+    if order == "forward":
+        return facts
+    return _ends_without_answers(rng.shuffled(facts), {(b.relations[-1], b.entities[-2]) for b in branches})
+
+
+def _ends_without_answers(facts: list[Fact], final_hops: set[tuple[str, int]]) -> list[Fact]:
+    """The shuffled facts with a non-final hop first and last where there is one: at dispersion 1 the first
+    and last evidence lines open and close the context, and a final hop there would name an answer at a
+    position anyone can read off."""
+    for end in (0, len(facts) - 1):
+        if facts[end].key() in final_hops:
+            swap = next((k for k in range(1, len(facts) - 1) if facts[k].key() not in final_hops), None)
+            if swap is not None:
+                facts[end], facts[swap] = facts[swap], facts[end]
     return facts
 
 
