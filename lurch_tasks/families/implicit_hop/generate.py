@@ -28,8 +28,13 @@ KB_SLACK = 1.2  # the knowledge base holds this much more than the budget, so di
 DISPERSION_TOLERANCE = 0.02
 
 
-def people_for(context_tokens: int) -> int:
-    return int(context_tokens / (facts_per_person() * FACT_TOKENS_ESTIMATE) * KB_SLACK) + 1
+CHAIN_ROOM = 3  # people per entity the chains pass through: disjoint long chains need room to walk
+
+
+def people_for(context_tokens: int, chain_entities: int = 0) -> int:
+    """People of the knowledge base: enough facts to fill the budget, and room for the question's chains."""
+    fill = int(context_tokens / (facts_per_person() * FACT_TOKENS_ESTIMATE) * KB_SLACK) + 1
+    return max(fill, CHAIN_ROOM * chain_entities)
 
 
 def required_facts(kb: KnowledgeBase, branches: list[Branch], order: str, rng: StableRng) -> list[Fact]:
@@ -68,8 +73,9 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
     setup = setup_instance(FAMILY, config, VOCABULARY, seed, split, index, COMPARED_KNOBS)
     cell: Cell = setup.cell
     rng_seed = setup.rng_seed
-    kb = build_kb(people_for(cell.context_tokens), derive_seed(rng_seed, "kb"))
-    branches = sample_branches(kb, branch_lengths(cell.depth, cell.facts), StableRng(derive_seed(rng_seed, "chains")))
+    lengths = branch_lengths(cell.depth, cell.facts)
+    kb = build_kb(people_for(cell.context_tokens, cell.facts + len(lengths)), derive_seed(rng_seed, "kb"))
+    branches = sample_branches(kb, lengths, StableRng(derive_seed(rng_seed, "chains")))
     required = required_facts(kb, branches, config.evidence_order, StableRng(derive_seed(rng_seed, "order")))
     pool = distractor_pool(kb, required, branches, config.distractors)
     lines = [render_fact(kb, fact) for fact in required] + [render_fact(kb, fact) for fact in pool]

@@ -14,7 +14,7 @@ from ...core.rng import StableRng
 from .kb import KnowledgeBase
 from .schema import BY_ID, YEAR, outgoing
 
-MAX_ATTEMPTS = 200  # fresh starts tried per branch before the knowledge base is declared too small
+MAX_ATTEMPTS = 2000  # fresh starts tried per branch before the knowledge base is declared too small
 
 
 @dataclass(frozen=True)
