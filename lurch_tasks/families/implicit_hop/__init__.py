@@ -95,7 +95,7 @@ _SLICES = {
     "implicit_hop_length": (ImplicitHopConfig(depths=(3,), context_tokens=(1024, 2048, 4096, 8192, 16384, 32768)),
                             "contexts of 1k-32k tokens at depth 3, 8 required facts, dispersion 0.5"),
     "implicit_hop_grid": (ImplicitHopConfig(depths=(1, 2, 4, 8), facts=(8, 16), dispersions=(0.0, 0.5, 1.0),
-                                            context_tokens=(2048, 8192), num_samples=1),
+                                            context_tokens=(2048, 8192), num_samples=3),
                           "a factorial grid over depth, facts, dispersion and length (for a GLM analysis)"),
 }
 for _name, (_config, _description) in _SLICES.items():

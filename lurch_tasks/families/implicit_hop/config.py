@@ -63,7 +63,7 @@ class ImplicitHopConfig:
     evidence_order: str = "shuffled"
     distractors: str = "same_relation"
     question_style: str = "nested"
-    num_samples: int = 3
+    num_samples: int = 8  # rows per cell: the shortcut audit needs a few dozen rows per slice to be stable
     tokenizer: str = REFERENCE_TOKENIZER
     chat_template: bool = False
 

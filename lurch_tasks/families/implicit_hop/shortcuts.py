@@ -13,8 +13,8 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ...core.shortcuts import Shortcut
-from .baselines import facts_in_order, parse_chain, questions_of
+from ...core.shortcuts import Probe, Shortcut
+from .baselines import _fact_patterns, facts_in_order, parse_chain, questions_of
 from .schema import BY_ID, YEAR
 
 
@@ -109,4 +109,32 @@ SHORTCUTS = (
              _per_question(_nearest_start)),
     Shortcut("one_hop", "family", "only the last relation, applied to the start entity", _per_question(_one_hop)),
 )
-PROBES = ()
+def _per_line(feature):
+    """A probe over the context's fact lines; gold = a required fact (an evidence span)."""
+    def features(row: dict) -> list[tuple[object, bool]]:
+        gold = {span["start"] for span in row["evidence"]}
+        lines, out, offset = row["context"].split("\n"), [], 0
+        for k, line in enumerate(lines):
+            out.append((feature(line, k, len(lines)), offset in gold))
+            offset += len(line) + 1
+        return out
+    return features
+
+
+def _template_of(line: str) -> str:
+    for pattern, relation in _fact_patterns():
+        if pattern.match(line):
+            return f"{relation}:{pattern.pattern}"
+    return "?"
+
+
+PROBES = (
+    Probe("fact_length", "length", "characters of a fact line; gold = a required fact",
+          _per_line(lambda line, k, n: float(len(line)))),
+    Probe("fact_position", "position", "position of a fact line in the context",
+          _per_line(lambda line, k, n: k / max(n - 1, 1))),
+    Probe("fact_centrality", "position", "closeness of a fact line to the middle of the context",
+          _per_line(lambda line, k, n: -abs(k / max(n - 1, 1) - 0.5))),
+    Probe("fact_template", "template", "which template wrote a fact line; gold = a required fact",
+          _per_line(lambda line, k, n: _template_of(line)), categorical=True),
+)
