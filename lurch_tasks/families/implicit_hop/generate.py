@@ -18,6 +18,7 @@ from .kb import Fact, KnowledgeBase, build_kb, facts_per_person, render_fact
 from .layout import Layout, disperse
 from .prompt import ask, prompt_head, render_prompt, render_question
 from .questions import Branch, nested_phrase, sample_branches, stepwise_phrase
+from .schema import BY_ID, YEAR
 
 FAMILY = "implicit_hop"
 VERSION = "0.1.0"
@@ -65,7 +66,9 @@ def distractor_pool(kb: KnowledgeBase, required: list[Fact], branches: list[Bran
     the question does not use."""
     needed = {fact.key() for fact in required}
     used = {relation for branch in branches for relation in branch.relations}
-    return [f for f in kb.facts if f.key() not in needed and (mode != "unrelated" or f.relation not in used)]
+    # No question asks for a year yet, so year facts would be distractors no required fact looks like.
+    return [f for f in kb.facts if f.key() not in needed and BY_ID[f.relation].target != YEAR
+            and (mode != "unrelated" or f.relation not in used)]
 
 
 def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, config_name: str) -> Instance:

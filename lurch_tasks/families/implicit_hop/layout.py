@@ -58,8 +58,19 @@ def disperse(distractor_costs: Sequence[int], evidence_lines: int, target: float
     error = np.abs(prefix[ends] - prefix - want)
     # Every start about as good as the best (within half a line, and 1% of the distractor tokens at most).
     feasible = np.flatnonzero(error <= max(error.min(), min(costs.max() / 2, total / 100)))
-    start = int(feasible[rng.below(len(feasible))])
+    start = int(feasible[_edge_weighted(len(feasible), target, rng)])
     run = int(ends[start] - start)
     cuts = sorted(rng.below(run + 1) for _ in range(evidence_lines - 2))
     gaps = tuple(b - a for a, b in zip([0, *cuts], [*cuts, run], strict=True))
     return Layout(start, gaps, int(prefix[start + run] - prefix[start]), total)
+
+
+def _edge_weighted(count: int, width: float, rng: StableRng) -> int:
+    """A start among ``count`` feasible ones: uniform, with the two extreme starts also taking the mass of
+    ``width / 2`` of the range beyond each end. A window that must span a share ``width`` of the distractors
+    would, at a uniform start, sit in the middle more often than at the ends; the extra end mass evens out
+    where the evidence lines fall."""
+    if count <= 1 or width >= 1:
+        return 0
+    extra = round(count * (width / 2) / (1 - width))
+    return min(max(rng.below(count + 2 * extra) - extra, 0), count - 1)
