@@ -61,6 +61,31 @@ def _ends_without_answers(facts: list[Fact], final_hops: set[tuple[str, int]]) -
     return facts
 
 
+REQUIRED_FACT_TOKENS = 15.8  # mean reference tokens of a fact line (names included): the evidence target
+EVEN_TOLERANCE = 0.03  # the required facts' tokens land within 3% of facts x REQUIRED_FACT_TOKENS when a draw allows
+CHAIN_DRAWS = 12  # seeded question draws tried for evidence of about the target size
+
+
+def closest_question(kb: KnowledgeBase, lengths: tuple[int, ...], facts: int, order: str,
+                     rng_seed: int) -> tuple[list[Branch], list[Fact]]:
+    """The question (branches and their required facts in context order) whose facts' reference tokens come
+    closest to ``facts x REQUIRED_FACT_TOKENS``, among seeded draws (the first within ``EVEN_TOLERANCE``):
+    invented names make a fact 9-26 tokens long, and eight facts would otherwise spread the evidence scope of
+    a slice that holds the facts fixed by about 12% either way. Phrasings stay as the knowledge base drew
+    them, so no template is more common among required facts than among the rest."""
+    counter, target, best = reference_counter(), facts * REQUIRED_FACT_TOKENS, None
+    for draw in range(CHAIN_DRAWS):
+        branches = sample_branches(kb, lengths, StableRng(derive_seed(rng_seed, "chains", draw)))
+        required = required_facts(kb, branches, order, StableRng(derive_seed(rng_seed, "order", draw)))
+        tokens = sum(counter.count_many([render_fact(kb, fact) + LINE_SEPARATOR for fact in required]))
+        gap = abs(tokens - target)
+        if best is None or gap < best[0]:
+            best = (gap, branches, required)
+        if gap <= EVEN_TOLERANCE * target:
+            break
+    return best[1], best[2]
+
+
 def distractor_pool(kb: KnowledgeBase, required: list[Fact], branches: list[Branch], mode: str) -> list[Fact]:
     """Every other fact of the knowledge base (in its seeded order); ``unrelated`` keeps only relation types
     the question does not use."""
@@ -78,8 +103,7 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
     rng_seed = setup.rng_seed
     lengths = branch_lengths(cell.depth, cell.facts)
     kb = build_kb(people_for(cell.context_tokens, cell.facts + len(lengths)), derive_seed(rng_seed, "kb"))
-    branches = sample_branches(kb, lengths, StableRng(derive_seed(rng_seed, "chains")))
-    required = required_facts(kb, branches, config.evidence_order, StableRng(derive_seed(rng_seed, "order")))
+    branches, required = closest_question(kb, lengths, cell.facts, config.evidence_order, rng_seed)
     pool = distractor_pool(kb, required, branches, config.distractors)
     lines = [render_fact(kb, fact) for fact in required] + [render_fact(kb, fact) for fact in pool]
     meter = prompt_meter(config.tokenizer, config.chat_template)
