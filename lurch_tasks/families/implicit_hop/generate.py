@@ -86,6 +86,28 @@ def closest_question(kb: KnowledgeBase, lengths: tuple[int, ...], facts: int, or
     return best[1], best[2]
 
 
+def starts_first(order: list[int], evidence: int, start_lines: list[list[int]], rng: StableRng) -> list[int]:
+    """The line order with every start entity mentioned before the first required fact where its facts
+    allow: a start first mentioned inside the evidence would put its answer next to that mention at low
+    dispersion, readable without following the chain. One of the start's other facts moves from after the
+    last required fact to a seeded place before the first, so the evidence span and the dispersion stay as
+    they were. Lines ``0 .. evidence - 1`` are the required facts."""
+    order = list(order)
+    for lines in start_lines:
+        position = {line: k for k, line in enumerate(order)}
+        evidence_at = [position[line] for line in range(evidence)]
+        first, last = min(evidence_at), max(evidence_at)
+        mentions = [position[line] for line in lines if line in position]
+        if any(k < first for k in mentions):
+            continue
+        later = sorted(k for k in mentions if k > last)
+        if not later:
+            continue
+        line = order.pop(later[rng.below(len(later))])
+        order.insert(rng.below(first + 1), line)
+    return order
+
+
 def distractor_pool(kb: KnowledgeBase, required: list[Fact], branches: list[Branch], mode: str) -> list[Fact]:
     """Every other fact of the knowledge base (in its seeded order); ``unrelated`` keeps only relation types
     the question does not use."""
@@ -115,10 +137,16 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
     question = render_question([ask(phrase(kb, branch), style) for branch in branches])
     layout_seed = derive_seed(rng_seed, "layout")
 
+    facts = required + pool
+    start_lines = {b.start: [i for i in distractor_ids if b.start in (facts[i].source, facts[i].target)]
+                   for b in branches}
+
     def arranged(n: int) -> tuple[Layout, list[int]]:
         chosen = distractor_ids[:n]
         layout = disperse([reference[i] for i in chosen], len(evidence_ids), cell.dispersion, StableRng(layout_seed))
-        return layout, layout.order(evidence_ids, chosen)
+        order = layout.order(evidence_ids, chosen)
+        return layout, starts_first(order, len(evidence_ids), [start_lines[b.start] for b in branches],
+                                    StableRng(derive_seed(layout_seed, "starts")))
 
     def render(n: int) -> str:
         return render_prompt(LINE_SEPARATOR.join(lines[i] for i in arranged(n)[1]), question)

@@ -89,6 +89,17 @@ def _nearest_start(v: View, question) -> str | None:
     return min(found, key=lambda item: (abs(item[0] - first), item[0]))[1]
 
 
+def _nearest_any_mention(v: View, question) -> str | None:
+    """The candidate mentioned closest to any mention of the start entity, outside the start's own fact
+    lines (reading a line that names the start is a lookup, the reasoning itself on a one-step chain)."""
+    starts = [i for i, (name, _) in enumerate(v.mentions) if name == question[0]]
+    own_lines = {i // 2 for i in starts}  # two mentions per fact line
+    found = [(i, name) for i, name in _candidates(v, question) if i // 2 not in own_lines]
+    if not starts or not found:
+        return None
+    return min(found, key=lambda item: (min(abs(item[0] - k) for k in starts), item[0]))[1]
+
+
 def _one_hop(v: View, question) -> str | None:
     """The last relation applied straight to the start entity (a chain read as if it had one step); on a
     one-step chain that is the reasoning itself, so it abstains there."""
@@ -107,6 +118,8 @@ SHORTCUTS = (
              _per_question(_by_length(False))),
     Shortcut("nearest_start", "family", "the entity of the answer's type mentioned nearest the start entity",
              _per_question(_nearest_start)),
+    Shortcut("nearest_any_mention", "family", "the entity of the answer's type mentioned nearest any mention of "
+             "the start, outside the start's own facts", _per_question(_nearest_any_mention)),
     Shortcut("one_hop", "family", "only the last relation, applied to the start entity", _per_question(_one_hop)),
 )
 def _per_line(feature):
