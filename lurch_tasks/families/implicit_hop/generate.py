@@ -152,13 +152,18 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
         return render_prompt(LINE_SEPARATOR.join(lines[i] for i in arranged(n)[1]), question)
 
     frame = meter.count(render(0)) - sum(costs[i] for i in evidence_ids)
-    room, estimate = cell.context_tokens - frame - sum(costs[i] for i in evidence_ids), 0
+    room = cell.context_tokens - frame - sum(costs[i] for i in evidence_ids)
+    # First fit in pool order: a line too long for what is left is skipped and a later, shorter one may
+    # still fit, so the prompt lands within the tolerance even where a line costs more than the tolerance.
+    fitting, rest, smallest = [], [], min((costs[i] for i in distractor_ids), default=0)
     for line in distractor_ids:
-        if room < costs[line]:
-            break
-        room -= costs[line]
-        estimate += 1
-    fitted = settle_to_budget(render, meter.count, estimate, cell.context_tokens, 0, len(distractor_ids))
+        if room >= costs[line] and room >= smallest:
+            fitting.append(line)
+            room -= costs[line]
+        else:
+            rest.append(line)
+    distractor_ids[:] = fitting + rest
+    fitted = settle_to_budget(render, meter.count, len(fitting), cell.context_tokens, 0, len(distractor_ids))
     layout, order = arranged(fitted.blocks)
     return _instance(config, config_name, seed, split, index, cell, kb, branches, required, lines, order,
                      layout, meter, fitted.text, question, setup)
