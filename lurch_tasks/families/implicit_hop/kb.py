@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from ...core.rng import StableRng, derive_seed
 from .names import NameMaker
-from .schema import ENTITY_TYPES, RELATIONS, YEAR, Relation
+from .schema import BY_ID, ENTITY_TYPES, RELATIONS, YEAR, Relation
 
 YEAR_RANGES = {"person": (1890, 2005), "organisation": (1700, 2010)}
 MIN_PEOPLE = 12  # the smallest knowledge base still holds eight-hop chains of distinct entities
@@ -85,8 +85,6 @@ def build_kb(people: int, seed: int) -> KnowledgeBase:
 
 
 def _relation(relation_id: str) -> Relation:
-    from .schema import BY_ID
-
     return BY_ID[relation_id]
 
 

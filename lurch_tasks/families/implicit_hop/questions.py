@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 
 from ...core.rng import StableRng
 from .kb import KnowledgeBase
@@ -35,6 +36,7 @@ class Branch:
         return len(self.relations)
 
 
+@cache
 def _continuing(entity_type: str) -> tuple[str, ...]:
     """Relations from ``entity_type`` into a type that has relations of its own (a chain can go on)."""
     return tuple(r.id for r in outgoing(entity_type) if outgoing(r.target))

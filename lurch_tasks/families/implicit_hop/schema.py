@@ -9,6 +9,7 @@ which relation a sentence states. Phrasings never name a relation id; questions 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 ENTITY_TYPES = ("person", "organisation", "city", "region", "artefact")
 YEAR = "year"
@@ -82,6 +83,7 @@ RELATIONS: tuple[Relation, ...] = (
 BY_ID = {relation.id: relation for relation in RELATIONS}
 
 
+@cache
 def outgoing(entity_type: str) -> tuple[Relation, ...]:
     """Relations from ``entity_type`` to another entity (not to a year), in schema order."""
     return tuple(r for r in RELATIONS if r.source == entity_type and r.target != YEAR)
