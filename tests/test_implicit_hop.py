@@ -105,3 +105,14 @@ def test_materialized_folder_loads_and_validates(tmp_path):
     assert [content_hash(dict(row)) for row in loaded] == [content_hash(r) for r in iter_rows(task, range(6))]
     assert validate_folder(folder, progress=False) == {
         "implicit_hop_depth": {"rows": 6, "problems": [], "problem_count": 0}}
+
+
+def test_near_misses_are_in_the_prompt_and_one_letter_off():
+    task = resolve_task("implicit_hop_near_miss", {"num_samples": 1})
+    for row in iter_rows(task, range(task.config.size())):
+        near = json.loads(row["params"])["near_misses"]
+        assert near and all(n["near_miss"] in row["context"] and n["near_miss"] not in row["question"] for n in near)
+        for n in near:
+            assert len(n["near_miss"]) == len(n["bridge"]) and sum(
+                a != b for a, b in zip(n["near_miss"], n["bridge"], strict=True)) == 1
+        assert solve(row["prompt"]) == "FINAL ANSWER: " + "; ".join(row["answer_items"])

@@ -100,6 +100,10 @@ _SLICES = {
 }
 for _name, (_config, _description) in _SLICES.items():
     register_task(Task(_name, FAMILY, _config, _description, in_suite=True))
+register_task(Task("implicit_hop_near_miss", FAMILY,
+                   ImplicitHopConfig(depths=(3,), dispersions=(0.0, 0.5, 1.0), distractors="near_miss", num_samples=24),
+                   "depth 3, 8 required facts, 4k tokens, with a near miss of every bridge (a look-alike name whose "
+                   "next fact leads elsewhere)"))
 register_task(Task("implicit_hop_long", FAMILY,
                    ImplicitHopConfig(depths=(3,), context_tokens=(65536, 131072), num_samples=1),
                    "contexts of 64k-128k tokens at depth 3, 8 required facts, dispersion 0.5"))

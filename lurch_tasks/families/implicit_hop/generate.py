@@ -16,6 +16,7 @@ from ...core.tokens import reference_counter
 from .config import FACT_TOKENS_ESTIMATE, Cell, ImplicitHopConfig, branch_lengths
 from .kb import Fact, KnowledgeBase, build_kb, facts_per_person, render_fact
 from .layout import Layout, disperse
+from .names import one_edit
 from .prompt import ask, prompt_head, render_prompt, render_question
 from .questions import Branch, nested_phrase, sample_branches, stepwise_phrase
 from .schema import BY_ID, YEAR
@@ -108,6 +109,32 @@ def starts_first(order: list[int], evidence: int, start_lines: list[list[int]], 
     return order
 
 
+def with_near_misses(kb: KnowledgeBase, branches: list[Branch],
+                     rng: StableRng) -> tuple[KnowledgeBase, list[Fact], list[dict]]:
+    """The knowledge base with a near miss of every bridge: an entity of the same type named one letter away,
+    whose fact for the chain's next relation leads elsewhere (a one-hop-off answer for a careless reader)."""
+    names, types, facts = list(kb.names), list(kb.types), list(kb.facts)
+    taken, added, records = set(names), [], []
+    for branch in branches:
+        for hop in range(1, branch.hops):
+            bridge, relation = branch.entities[hop], branch.relations[hop]
+            name = one_edit(kb.names[bridge], taken, rng)
+            if name is None:
+                continue
+            true_value = kb.value(relation, bridge)
+            others = [e for e, t in enumerate(types) if t == BY_ID[relation].target and e != true_value]
+            value = rng.choice(others)
+            names.append(name)
+            types.append(kb.types[bridge])
+            taken.add(name)
+            fact = Fact(relation, len(names) - 1, value, rng.below(len(BY_ID[relation].facts)))
+            added.append(fact)
+            records.append({"bridge": kb.names[bridge], "near_miss": name, "relation": relation,
+                            "leads_to": names[value]})
+    extended = KnowledgeBase(tuple(names), tuple(types), tuple(facts + added))
+    return extended, added, records
+
+
 def distractor_pool(kb: KnowledgeBase, required: list[Fact], branches: list[Branch], mode: str) -> list[Fact]:
     """Every other fact of the knowledge base (in its seeded order); ``unrelated`` keeps only relation types
     the question does not use."""
@@ -126,6 +153,9 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
     lengths = branch_lengths(cell.depth, cell.facts)
     kb = build_kb(people_for(cell.context_tokens, cell.facts + len(lengths)), derive_seed(rng_seed, "kb"))
     branches, required = closest_question(kb, lengths, cell.facts, config.evidence_order, rng_seed)
+    near_misses: list[dict] = []
+    if config.distractors == "near_miss":
+        kb, near_facts, near_misses = with_near_misses(kb, branches, StableRng(derive_seed(rng_seed, "near")))
     pool = distractor_pool(kb, required, branches, config.distractors)
     lines = [render_fact(kb, fact) for fact in required] + [render_fact(kb, fact) for fact in pool]
     meter = prompt_meter(config.tokenizer, config.chat_template)
@@ -162,15 +192,25 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
             room -= costs[line]
         else:
             rest.append(line)
+    if near_misses:  # every near miss is in the prompt, each at a seeded place among the other distractors
+        near_rng, near_keys = StableRng(derive_seed(rng_seed, "near-places")), {f.key() for f in near_facts}
+        near_lines = [i for i in distractor_ids if facts[i].key() in near_keys]
+        fitting = [i for i in fitting if i not in near_lines]
+        rest = [i for i in rest if i not in near_lines]
+        while near_lines and sum(costs[i] for i in fitting + near_lines) > cell.context_tokens - frame - sum(
+                costs[i] for i in evidence_ids) and fitting:
+            rest.insert(0, fitting.pop())
+        for line in near_lines:
+            fitting.insert(near_rng.below(len(fitting) + 1), line)
     distractor_ids[:] = fitting + rest
     fitted = settle_to_budget(render, meter.count, len(fitting), cell.context_tokens, 0, len(distractor_ids))
     layout, order = arranged(fitted.blocks)
     return _instance(config, config_name, seed, split, index, cell, kb, branches, required, lines, order,
-                     layout, meter, fitted.text, question, setup)
+                     layout, meter, fitted.text, question, setup, near_misses)
 
 
 def _instance(config, config_name, seed, split, index, cell, kb, branches, required, lines, order, layout,
-              meter, prompt, question, setup) -> Instance:
+              meter, prompt, question, setup, near_misses) -> Instance:
     context = LINE_SEPARATOR.join(lines[i] for i in order)
     starts, offset = {}, 0
     for line in order:
@@ -209,6 +249,7 @@ def _instance(config, config_name, seed, split, index, cell, kb, branches, requi
                       "bridges": [kb.names[e] for e in b.entities[1:-1]], "answer": kb.names[b.answer]}
                      for b in branches],
         "layout": {"before": layout.before, "gaps": list(layout.gaps)},
+        "near_misses": near_misses,
         "entities": {kb.types[e]: [] for e in ()},
         "tokenizer": config.tokenizer,
         "chat_template": config.chat_template,

@@ -66,3 +66,18 @@ class NameMaker:
 
     def name(self, entity_type: str) -> str:
         return getattr(self, entity_type)()
+
+
+def one_edit(name: str, taken: set[str], rng: StableRng) -> str | None:
+    """A name one letter away from ``name`` (a vowel of its first word changed), not in ``taken`` and not a real
+    word: a near miss that only careful reading tells apart. None when every such edit is taken."""
+    first, _, rest = name.partition(" ")
+    spots = [i for i, ch in enumerate(first) if ch.lower() in "aeiou"]
+    options = [(i, v) for i in spots for v in "aeiou" if v != first[i].lower()]
+    for i, vowel in rng.shuffled(options):
+        letter = vowel.upper() if first[i].isupper() else vowel
+        word = first[:i] + letter + first[i + 1:]
+        candidate = f"{word} {rest}" if rest else word
+        if candidate not in taken and word.lower() not in _real_words():
+            return candidate
+    return None
