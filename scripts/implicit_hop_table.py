@@ -17,7 +17,7 @@ from collections import defaultdict
 from lurch_tasks.core.generation import generate_row, resolve_task
 
 SLICES = ("implicit_hop_depth", "implicit_hop_scope", "implicit_hop_dispersion", "implicit_hop_length",
-          "implicit_hop_grid")
+          "implicit_hop_grid", "implicit_hop_compare", "implicit_hop_count")
 AXES = (("depth", "depth"), ("facts", "facts"), ("dispersion", "dispersion_target"), ("length", "target_tokens"))
 
 

@@ -1,4 +1,4 @@
-"""ImplicitHop (WIP, issue 9): the knowledge base, the dispersion layout, the generator's axes, the solver."""
+"""ImplicitHop: the knowledge base, the dispersion layout, every axis on the instance, the joins, scoring, goldens."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from lurch_tasks.core.generation import iter_rows, resolve_task
 from lurch_tasks.core.instance import content_hash
 from lurch_tasks.core.registry import all_tasks, get_family
 from lurch_tasks.core.rng import StableRng
+from lurch_tasks.families.implicit_hop.audit import audit
 from lurch_tasks.families.implicit_hop.baselines import parse_fact, solve
 from lurch_tasks.families.implicit_hop.config import ImplicitHopConfig, branch_lengths
 from lurch_tasks.families.implicit_hop.generate import generate
@@ -48,10 +49,11 @@ def test_layout_meets_any_dispersion_target(lines):
         assert layout.before + sum(layout.gaps) <= lines
 
 
+@pytest.mark.parametrize("join, depths", [("list", (1, 4, 8)), ("compare", (3, 5, 7)), ("count", (2, 4, 8))])
 @pytest.mark.parametrize("style", ["nested", "stepwise"])
-def test_every_axis_is_met_on_the_instance_and_the_solver_answers(style):
-    config = ImplicitHopConfig(depths=(1, 4, 8), dispersions=(0.0, 0.5, 1.0), context_tokens=(2048,),
-                               num_samples=1, question_style=style)
+def test_every_axis_is_met_on_the_instance_and_the_solver_answers(style, join, depths):
+    config = ImplicitHopConfig(depths=depths, dispersions=(0.0, 0.5, 1.0), context_tokens=(2048,),
+                               num_samples=1, question_style=style, join=join)
     for index in range(config.size()):
         row = generate(config, 0, "test", index, "implicit_hop_test")
         difficulty = row.difficulty
@@ -61,6 +63,66 @@ def test_every_axis_is_met_on_the_instance_and_the_solver_answers(style):
         assert solve(row.prompt) == "FINAL ANSWER: " + "; ".join(row.answer_items)
         for branch in json.loads(row.params)["branches"]:
             assert not any(bridge in row.question for bridge in branch["bridges"])  # bridges are never named
+        assert len(row.evidence) == difficulty["facts"]
+        assert audit(row.to_row()) == []
+
+
+@pytest.mark.parametrize("join, fmt", [("compare", "entity"), ("count", "integer")])
+def test_joined_questions_take_one_more_step_and_keep_the_facts(join, fmt):
+    """A comparison or a count adds one step after the longest branch, and its own lookup (a year, a city) is
+    one of the required facts: depth and facts stay exactly as requested."""
+    config = ImplicitHopConfig(depths=(3, 4), context_tokens=(2048,), num_samples=4, join=join)
+    counts = Counter()
+    for index in range(config.size()):
+        row = generate(config, 0, "test", index, "t")
+        params = json.loads(row.params)
+        assert row.answer_format == fmt and params["join"]["kind"] == join
+        lengths = [len(b["relations"]) for b in params["branches"]]
+        assert sum(lengths) == row.difficulty["facts"] == 8 and max(lengths) + 1 == row.difficulty["depth"]
+        assert row.difficulty["reasoning_depth"] == row.difficulty["depth"]
+        if join == "compare":
+            years = [b["value"] for b in params["branches"]]
+            assert len(set(years)) == len(years)  # a comparison has one winner
+            pick = min if params["join"]["direction"] == "earliest" else max
+            winner = params["branches"][years.index(pick(years))]["bridges"][-1]
+            assert json.loads(row.answer) == winner == params["join"]["answer"]
+        else:
+            target = params["join"]["target"]
+            assert json.loads(row.answer) == sum(b["value"] == target for b in params["branches"])
+            assert target in row.question
+            counts[json.loads(row.answer)] += 1
+    if join == "count":
+        assert len(counts) >= 3  # counts come round: 0, 1, 2, ... (no modal answer)
+
+
+def test_scoring_reads_names_counts_and_gives_partial_credit_for_part_of_a_name():
+    from lurch_tasks.families.implicit_hop import score
+
+    entity = {"answer_format": "entity", "answer_items": ["Gukrapir Foundation"]}
+    assert score(entity, "... so FINAL ANSWER: **The Gukrapir Foundation**")["score"] == 1.0
+    partial = score(entity, "FINAL ANSWER: Gukrapir")
+    assert partial["score"] == 0.0 and partial["recall"] == 0.5 and partial["precision"] == 1.0
+    assert score(entity, "FINAL ANSWER: Gukrapir Foundation; Ostrin Works")["score"] == 0.0  # a hedge is wrong
+    count = {"answer_format": "integer", "answer_items": ["3"]}
+    for output in ("FINAL ANSWER: 3", "FINAL ANSWER: three", "Final answer: **3** people", "The answer is 3."):
+        assert score(count, output)["score"] == 1.0, output
+    for output in ("FINAL ANSWER: 2", "FINAL ANSWER: 3.5", "", None, "FINAL ANSWER: none"):
+        assert score(count, output)["score"] == 0.0, output
+    assert score({"answer_format": "integer", "answer_items": ["0"]}, "FINAL ANSWER: none of them")["score"] == 1.0
+    listed = {"answer_format": "entity_set", "answer_items": ["Ann Lee", "Bo Chen"]}
+    assert score(listed, "FINAL ANSWER: Bo Chen; Ann Lee")["score"] == 1.0
+    assert score(listed, "FINAL ANSWER: Bo Chen")["memory_drift"] == 0.75  # 1 - (2·1 - 1) / (2·2)
+
+
+def test_a_bad_join_fails_fast_naming_the_field():
+    from lurch_tasks.core.config import ConfigError
+
+    with pytest.raises(ConfigError, match="^join: 'pairs'"):
+        ImplicitHopConfig(join="pairs")
+    with pytest.raises(ConfigError, match="^join: 'compare'"):
+        ImplicitHopConfig(join="compare", distractors="near_miss")
+    with pytest.raises(ConfigError, match="^depths: .*join 'compare'"):
+        ImplicitHopConfig(join="compare", depths=(1, 2))
 
 
 def test_generation_is_deterministic():

@@ -6,6 +6,7 @@ from __future__ import annotations
 from ...core.registry import Family, Task, register_family, register_task
 from ...scoring import normalize_name, score_items
 from ...scoring.lists import parse_name_list
+from ...scoring.single import normalize_entity_name, parse_count, token_scores
 from .audit import audit
 from .baselines import guess, solve
 from .config import ImplicitHopConfig
@@ -21,11 +22,24 @@ GROUP = "implicit_hop"
 
 
 def score(doc: dict, output: str) -> dict[str, float]:
-    """Items are the answers' names (``normalize_name`` form). A one-question doc scores 1 only for exactly
-    the gold name; a list doc scores 1 - memory drift over its answers."""
+    """Every doc reports the umbrella's five metrics. An entity set (a list question) scores 1 - memory drift
+    over its answers' names; one entity scores 1 for exactly the gold name (normalised), with precision /
+    recall / F1 over the name's words (partial credit for part of a name); a count scores 1 for exactly
+    the gold number, its items being that one number."""
+    if doc["answer_format"] == "integer":
+        predicted = parse_count(output)
+        items = score_items(doc["answer_items"], [] if predicted is None else [str(predicted)])
+        return {"score": float(items.tp == 1), "memory_drift": items.memory_drift, "precision": items.precision,
+                "recall": items.recall, "f1": items.f1}
+    if doc["answer_format"] == "entity":
+        gold, named = normalize_entity_name(doc["answer_items"][0]), parse_name_list(output)
+        predicted = [normalize_entity_name(name) for name in named]
+        items = score_items([gold], predicted)
+        precision, recall, f1 = token_scores(gold, " ".join(predicted))
+        return {"score": float(items.tp == 1 and items.fp == 0), "memory_drift": items.memory_drift,
+                "precision": precision, "recall": recall, "f1": f1}
     items = score_items([normalize_name(a) for a in doc["answer_items"]], parse_name_list(output))
-    headline = float(items.tp == 1 and items.fp == 0) if len(doc["answer_items"]) == 1 else 1.0 - items.memory_drift
-    return {"score": headline, "memory_drift": items.memory_drift, "precision": items.precision,
+    return {"score": 1.0 - items.memory_drift, "memory_drift": items.memory_drift, "precision": items.precision,
             "recall": items.recall, "f1": items.f1}
 
 
@@ -82,6 +96,7 @@ register_family(
             ("facts", "`facts` and `evidence_scope`."),
             ("dispersions", "`dispersion_target` and `evidence_dispersion` (within 0.02)."),
             ("context_tokens", "`context_tokens`, `num_facts`."),
+            ("join", "`params.join` (kind, relation, answer); `answer_format` entity_set, entity or integer."),
         ),
     )
 )
@@ -94,6 +109,12 @@ _SLICES = {
                                 "dispersion 0-1 at depth 3, 8 required facts, 4k tokens"),
     "implicit_hop_length": (ImplicitHopConfig(depths=(3,), context_tokens=(1024, 2048, 4096, 8192, 16384, 32768)),
                             "contexts of 1k-32k tokens at depth 3, 8 required facts, dispersion 0.5"),
+    "implicit_hop_compare": (ImplicitHopConfig(depths=(3, 4, 5, 6, 7), join="compare", num_samples=24),
+                             "which of 2-4 chains' ends was born or founded earliest / latest: depth 3-7 (the "
+                             "comparison is the last step), 8 required facts, dispersion 0.5, 4k tokens"),
+    "implicit_hop_count": (ImplicitHopConfig(depths=(2, 3, 4, 5, 6, 7, 8), join="count"),
+                           "how many of 2-8 chains' ends were born in / live in a named city: depth 2-8 (the count "
+                           "is the last step), 8 required facts, dispersion 0.5, 4k tokens"),
     "implicit_hop_grid": (ImplicitHopConfig(depths=(1, 2, 4, 8), facts=(8, 16), dispersions=(0.0, 0.5, 1.0),
                                             context_tokens=(2048, 8192), num_samples=3),
                           "a factorial grid over depth, facts, dispersion and length (for a GLM analysis)"),
@@ -105,7 +126,7 @@ register_task(Task("implicit_hop_near_miss", FAMILY,
                    "depth 3, 8 required facts, 4k tokens, with a near miss of every bridge (a look-alike name whose "
                    "next fact leads elsewhere)"))
 register_task(Task("implicit_hop_long", FAMILY,
-                   ImplicitHopConfig(depths=(3,), context_tokens=(65536, 131072), num_samples=1),
+                   ImplicitHopConfig(depths=(3,), context_tokens=(65536, 131072), num_samples=4),
                    "contexts of 64k-128k tokens at depth 3, 8 required facts, dispersion 0.5"))
 
 __all__ = ["ImplicitHopConfig", "generate", "score"]

@@ -25,7 +25,8 @@ def audit(row: dict) -> list[str]:
         problems.append(f"dispersion {difficulty['evidence_dispersion']:.4f} misses its target "
                         f"{difficulty['dispersion_target']} by more than {DISPERSION_TOLERANCE}")
     for branch in params["branches"]:
-        named = [bridge for bridge in branch["bridges"] + [branch["answer"]] if bridge in row["question"]]
+        unnamed = branch["bridges"] + ([branch["answer"]] if "answer" in branch else [])  # a list's end is a bridge too
+        named = [bridge for bridge in unnamed if bridge in row["question"]]
         if named:
             problems.append(f"the question names {named[0]!r}, which it should reach, not name")
     required = {(relation, entity) for branch in params["branches"]

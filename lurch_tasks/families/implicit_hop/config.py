@@ -22,6 +22,7 @@ MAX_CONTEXT_TOKENS = 131_072
 EVIDENCE_ORDERS = ("forward", "reverse", "shuffled")
 DISTRACTORS = ("unrelated", "same_relation", "near_miss")
 QUESTION_STYLES = ("nested", "stepwise")
+JOINS = ("list", "compare", "count")
 FACT_TOKENS_ESTIMATE = 16  # a fact line in cl100k, invented names included (measured: 12-20)
 FRAME_TOKENS_ESTIMATE = 220  # instructions and answer format, before the questions
 
@@ -41,6 +42,21 @@ def branch_lengths(depth: int, facts: int) -> tuple[int, ...]:
     return (depth,) * full + ((rest,) if rest else ())
 
 
+def shape(join: str, depth: int, facts: int) -> tuple[int, ...]:
+    """Lookups per branch (the join's own lookup included). A list collects its branches' ends, so its depth
+    is the longest branch; a comparison or a count is one more step after the longest branch."""
+    return branch_lengths(depth, facts) if join == "list" else branch_lengths(depth - 1, facts) if depth > 1 else ()
+
+
+def shape_fits(join: str, depth: int, facts: int) -> bool:
+    """A join needs two branches or more; a comparison also needs a lookup before the year on every branch
+    (an end named in the question would leave only the named entities to choose from)."""
+    lengths = shape(join, depth, facts)
+    if join == "list":
+        return bool(lengths)
+    return len(lengths) >= 2 and min(lengths) >= (2 if join == "compare" else 1)
+
+
 @dataclass(frozen=True)
 class ImplicitHopConfig:
     """Knobs of the ImplicitHop family (DESIGN 4.3): each axis varies alone when the others hold one value.
@@ -54,6 +70,9 @@ class ImplicitHopConfig:
     rest of the knowledge base, the same relation types about other entities), ``unrelated`` (only relation
     types the question does not use), ``near_miss`` (adds entities named one edit away from the bridges).
     ``question_style``: ``nested`` ("the birthplace of the founder of X") or ``stepwise``.
+    ``join``: the final step over the branches (``shape``): ``list`` (every branch's end is an answer, an
+    entity set), ``compare`` (which end was born or founded earliest / latest: an entity) or ``count`` (how
+    many ends were born in / live in a named city: an integer).
     """
 
     depths: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7, 8)
@@ -63,6 +82,7 @@ class ImplicitHopConfig:
     evidence_order: str = "shuffled"
     distractors: str = "same_relation"
     question_style: str = "nested"
+    join: str = "list"
     num_samples: int = 8  # rows per cell: the shortcut audit needs a few dozen rows per slice to be stable
     tokenizer: str = REFERENCE_TOKENIZER
     chat_template: bool = False
@@ -86,17 +106,22 @@ class ImplicitHopConfig:
         require_choice("evidence_order", self.evidence_order, EVIDENCE_ORDERS)
         require_choice("distractors", self.distractors, DISTRACTORS)
         require_choice("question_style", self.question_style, QUESTION_STYLES)
+        require_choice("join", self.join, JOINS)
+        if self.distractors == "near_miss":
+            require(self.join == "list", "join", self.join, "list with distractors near_miss")
         require_int_range("num_samples", self.num_samples, 1, 1_000_000)
         require_budget_knobs(self.tokenizer, self.chat_template)
         if not self.cells():
             raise ConfigError(f"depths: {list(self.depths)} with facts {list(self.facts)}, dispersions "
                               f"{list(self.dispersions)} and context_tokens {list(self.context_tokens)} leave no "
-                              "cell; allowed: a depth at most the facts, a dispersion of 0 for one fact, and "
-                              f"room for the facts (~{FACT_TOKENS_ESTIMATE} tokens each)")
+                              f"cell for join {self.join!r}; allowed: a depth at most the facts, a dispersion of 0 "
+                              "for one fact, two branches or more for compare / count (depth 3+ for compare, 2+ "
+                              f"for count), and room for the facts (~{FACT_TOKENS_ESTIMATE} tokens each)")
 
     def fits(self, depth: int, facts: int, dispersion: float, context_tokens: int) -> bool:
         needed = FRAME_TOKENS_ESTIMATE + 3 * facts * FACT_TOKENS_ESTIMATE  # the facts, and distractors around
-        return depth <= facts and (facts > 1 or dispersion == 0.0) and needed <= context_tokens
+        return (depth <= facts and shape_fits(self.join, depth, facts) and (facts > 1 or dispersion == 0.0)
+                and needed <= context_tokens)
 
     def cells(self) -> list[Cell]:
         """The knob grid (lengths fastest); cells that cannot exist are left out. Docs visit it in

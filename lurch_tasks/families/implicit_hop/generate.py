@@ -1,5 +1,5 @@
 """ImplicitHop generator: a knowledge base sized to the budget, a question of parallel chains, and the
-required facts laid out at a target dispersion among the other facts (WIP, issue 9)."""
+required facts laid out at a target dispersion among the other facts."""
 
 from __future__ import annotations
 
@@ -13,13 +13,23 @@ from ...core.difficulty import reasoning_depth
 from ...core.instance import Instance, instance_id
 from ...core.rng import StableRng, canonical_json, derive_seed
 from ...core.tokens import reference_counter
-from .config import FACT_TOKENS_ESTIMATE, Cell, ImplicitHopConfig, branch_lengths
+from .config import FACT_TOKENS_ESTIMATE, Cell, ImplicitHopConfig, shape
 from .kb import Fact, KnowledgeBase, build_kb, facts_per_person, render_fact
 from .layout import Layout, disperse
 from .names import one_edit
-from .prompt import ask, prompt_head, render_prompt, render_question
-from .questions import Branch, nested_phrase, sample_branches, stepwise_phrase
-from .schema import BY_ID, YEAR
+from .prompt import ask, item_phrase, prompt_head, render_joined, render_prompt, render_question
+from .questions import (
+    LIST,
+    Branch,
+    Join,
+    Question,
+    nested_phrase,
+    sample_branches,
+    sample_compare,
+    sample_count,
+    stepwise_phrase,
+)
+from .schema import BY_ID, COMPARE_RELATIONS, COUNT_RELATIONS, PLURALS, YEAR
 
 FAMILY = "implicit_hop"
 VERSION = "0.1.0"
@@ -39,24 +49,41 @@ def people_for(context_tokens: int, chain_entities: int = 0) -> int:
     return max(fill, CHAIN_ROOM * chain_entities)
 
 
-def required_facts(kb: KnowledgeBase, branches: list[Branch], order: str, rng: StableRng) -> list[Fact]:
-    """The facts the answer needs, in context order: chain order (branch by branch), reversed, or seeded."""
-    facts = [kb.by_key[(relation, entity)] for b in branches
-             for relation, entity in zip(b.relations, b.entities, strict=False)]
+def required_facts(kb: KnowledgeBase, question: Question, order: str, rng: StableRng) -> list[Fact]:
+    """The facts the answer needs, in context order: chain order (branch by branch, each with its join
+    fact), reversed, or seeded."""
+    joined = dict(zip((b.answer for b in question.branches), question.final_keys(), strict=False))
+    facts = []
+    for b in question.branches:
+        facts += [kb.by_key[(relation, entity)] for relation, entity in zip(b.relations, b.entities, strict=False)]
+        if b.answer in joined:
+            facts.append(kb.by_key[joined[b.answer]])
     if order == "reverse":
         return facts[::-1]
     if order == "forward":
         return facts
-    return _ends_without_answers(rng.shuffled(facts), {(b.relations[-1], b.entities[-2]) for b in branches})
+    return _ends_without_answers(rng.shuffled(facts), answer_facts(kb, question))
 
 
-def _ends_without_answers(facts: list[Fact], final_hops: set[tuple[str, int]]) -> list[Fact]:
-    """The shuffled facts with a non-final hop first and last where there is one: at dispersion 1 the first
-    and last evidence lines open and close the context, and a final hop there would name an answer at a
+def answer_facts(kb: KnowledgeBase, question: Question) -> set[tuple[str, int]]:
+    """Keys of the required facts that name an answer: a list's final hops; a comparison's last hop into the
+    winner and the winner's year (a count's answer is a number no fact names)."""
+    join = question.join
+    if join.kind == "list":
+        return {(b.relations[-1], b.entities[-2]) for b in question.branches}
+    if join.kind == "compare":
+        winner = next(b for b in question.branches if b.answer == join.answer)
+        return {(winner.relations[-1], winner.entities[-2]), (join.relation, join.answer)}
+    return set()
+
+
+def _ends_without_answers(facts: list[Fact], answering: set[tuple[str, int]]) -> list[Fact]:
+    """The shuffled facts with a fact that names no answer first and last where there is one: at dispersion
+    1 the first and last evidence lines open and close the context, and an answer there would be at a
     position anyone can read off."""
     for end in (0, len(facts) - 1):
-        if facts[end].key() in final_hops:
-            swap = next((k for k in range(1, len(facts) - 1) if facts[k].key() not in final_hops), None)
+        if facts[end].key() in answering:
+            swap = next((k for k in range(1, len(facts) - 1) if facts[k].key() not in answering), None)
             if swap is not None:
                 facts[end], facts[swap] = facts[swap], facts[end]
     return facts
@@ -67,21 +94,30 @@ EVEN_TOLERANCE = 0.03  # the required facts' tokens land within 3% of facts x RE
 CHAIN_DRAWS = 12  # seeded question draws tried for evidence of about the target size
 
 
-def closest_question(kb: KnowledgeBase, lengths: tuple[int, ...], facts: int, order: str,
-                     rng_seed: int) -> tuple[list[Branch], list[Fact]]:
-    """The question (branches and their required facts in context order) whose facts' reference tokens come
+def draw_question(kb: KnowledgeBase, join: str, lengths: tuple[int, ...], rng: StableRng, wanted: int) -> Question:
+    """One seeded question of the join's kind (``wanted``: the count a count question aims at)."""
+    if join == "compare":
+        return sample_compare(kb, lengths, rng)
+    if join == "count":
+        return sample_count(kb, lengths, rng, wanted)
+    return Question(tuple(sample_branches(kb, lengths, rng)), LIST)
+
+
+def closest_question(kb: KnowledgeBase, join: str, lengths: tuple[int, ...], facts: int, order: str,
+                     rng_seed: int, wanted: int) -> tuple[Question, list[Fact]]:
+    """The question (and its required facts in context order) whose facts' reference tokens come
     closest to ``facts x REQUIRED_FACT_TOKENS``, among seeded draws (the first within ``EVEN_TOLERANCE``):
     invented names make a fact 9-26 tokens long, and eight facts would otherwise spread the evidence scope of
     a slice that holds the facts fixed by about 12% either way. Phrasings stay as the knowledge base drew
     them, so no template is more common among required facts than among the rest."""
     counter, target, best = reference_counter(), facts * REQUIRED_FACT_TOKENS, None
     for draw in range(CHAIN_DRAWS):
-        branches = sample_branches(kb, lengths, StableRng(derive_seed(rng_seed, "chains", draw)))
-        required = required_facts(kb, branches, order, StableRng(derive_seed(rng_seed, "order", draw)))
+        question = draw_question(kb, join, lengths, StableRng(derive_seed(rng_seed, "chains", draw)), wanted)
+        required = required_facts(kb, question, order, StableRng(derive_seed(rng_seed, "order", draw)))
         tokens = sum(counter.count_many([render_fact(kb, fact) + LINE_SEPARATOR for fact in required]))
         gap = abs(tokens - target)
         if best is None or gap < best[0]:
-            best = (gap, branches, required)
+            best = (gap, question, required)
         if gap <= EVEN_TOLERANCE * target:
             break
     return best[1], best[2]
@@ -135,13 +171,15 @@ def with_near_misses(kb: KnowledgeBase, branches: list[Branch],
     return extended, added, records
 
 
-def distractor_pool(kb: KnowledgeBase, required: list[Fact], branches: list[Branch], mode: str) -> list[Fact]:
+def distractor_pool(kb: KnowledgeBase, required: list[Fact], question: Question, mode: str) -> list[Fact]:
     """Every other fact of the knowledge base (in its seeded order); ``unrelated`` keeps only relation types
     the question does not use."""
     needed = {fact.key() for fact in required}
-    used = {relation for branch in branches for relation in branch.relations}
-    # No question asks for a year yet, so year facts would be distractors no required fact looks like.
-    return [f for f in kb.facts if f.key() not in needed and BY_ID[f.relation].target != YEAR
+    used = {relation for branch in question.branches for relation in branch.relations} | {question.join.relation}
+    # Years are in the context only where a comparison asks for them: elsewhere they would be lines no
+    # required fact ever looks like.
+    years = question.join.kind == "compare"
+    return [f for f in kb.facts if f.key() not in needed and (years or BY_ID[f.relation].target != YEAR)
             and (mode != "unrelated" or f.relation not in used)]
 
 
@@ -150,21 +188,21 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
     setup = setup_instance(FAMILY, config, VOCABULARY, seed, split, index, COMPARED_KNOBS)
     cell: Cell = setup.cell
     rng_seed = setup.rng_seed
-    lengths = branch_lengths(cell.depth, cell.facts)
+    lengths = shape(config.join, cell.depth, cell.facts)
     kb = build_kb(people_for(cell.context_tokens, cell.facts + len(lengths)), derive_seed(rng_seed, "kb"))
-    branches, required = closest_question(kb, lengths, cell.facts, config.evidence_order, rng_seed)
+    question_drawn, required = closest_question(kb, config.join, lengths, cell.facts, config.evidence_order,
+                                                rng_seed, setup.sample)
+    branches = list(question_drawn.branches)
     near_misses: list[dict] = []
     if config.distractors == "near_miss":
         kb, near_facts, near_misses = with_near_misses(kb, branches, StableRng(derive_seed(rng_seed, "near")))
-    pool = distractor_pool(kb, required, branches, config.distractors)
+    pool = distractor_pool(kb, required, question_drawn, config.distractors)
     lines = [render_fact(kb, fact) for fact in required] + [render_fact(kb, fact) for fact in pool]
     meter = prompt_meter(config.tokenizer, config.chat_template)
     costs = joined_costs(lines, meter.counter, LINE_SEPARATOR)
     reference = costs if meter.reads_reference else joined_costs(lines, reference_counter(), LINE_SEPARATOR)
     evidence_ids, distractor_ids = list(range(len(required))), list(range(len(required), len(lines)))
-    style = config.question_style
-    phrase = nested_phrase if style == "nested" else stepwise_phrase
-    question = render_question([ask(phrase(kb, branch), style) for branch in branches])
+    question = question_text(kb, question_drawn, config.question_style)
     layout_seed = derive_seed(rng_seed, "layout")
 
     facts = required + pool
@@ -205,12 +243,44 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
     distractor_ids[:] = fitting + rest
     fitted = settle_to_budget(render, meter.count, len(fitting), cell.context_tokens, 0, len(distractor_ids))
     layout, order = arranged(fitted.blocks)
-    return _instance(config, config_name, seed, split, index, cell, kb, branches, required, lines, order,
+    return _instance(config, config_name, seed, split, index, cell, kb, question_drawn, required, lines, order,
                      layout, meter, fitted.text, question, setup, near_misses)
 
 
-def _instance(config, config_name, seed, split, index, cell, kb, branches, required, lines, order, layout,
+def question_text(kb: KnowledgeBase, question: Question, style: str) -> str:
+    """The question as the prompt asks it: one question per branch (a list), or the branches as items of
+    one joined question."""
+    phrase = nested_phrase if style == "nested" else stepwise_phrase
+    join = question.join
+    if join.kind == "list":
+        return render_question([ask(phrase(kb, branch), style) for branch in question.branches])
+    items = [item_phrase(phrase(kb, branch), style) for branch in question.branches]
+    plural = PLURALS[BY_ID[join.relation].source]
+    if join.kind == "compare":
+        closing = f"Which of them {COMPARE_RELATIONS[join.relation][join.direction]}?"
+    else:
+        closing = f"How many of them {COUNT_RELATIONS[join.relation].format(c=kb.names[join.target])}?"
+    return render_joined(items, plural, closing, number=join.kind == "count")
+
+
+def answer_of(kb: KnowledgeBase, question: Question) -> tuple[str, str, list[str]]:
+    """(answer_format, answer JSON, answer items) of the question."""
+    join = question.join
+    if join.kind == "compare":
+        name = kb.names[join.answer]
+        return "entity", json.dumps(name), [name]
+    if join.kind == "count":
+        return "integer", json.dumps(join.answer), [str(join.answer)]
+    names = [kb.names[b.answer] for b in question.branches]
+    if len(names) == 1:
+        return "entity", json.dumps(names[0]), names
+    return "entity_set", json.dumps(names), names
+
+
+def _instance(config, config_name, seed, split, index, cell, kb, question_drawn, required, lines, order, layout,
               meter, prompt, question, setup, near_misses) -> Instance:
+    branches = question_drawn.branches
+    join = question_drawn.join
     context = LINE_SEPARATOR.join(lines[i] for i in order)
     starts, offset = {}, 0
     for line in order:
@@ -223,8 +293,8 @@ def _instance(config, config_name, seed, split, index, cell, kb, branches, requi
     if abs(evidence.dispersion - cell.dispersion) > DISPERSION_TOLERANCE:
         raise RuntimeError(f"dispersion {evidence.dispersion:.4f} misses its target {cell.dispersion} by more than "
                            f"{DISPERSION_TOLERANCE}; this is a bug, please report it")
-    nodes, edges = _reasoning_graph(kb, branches, required, lines)
-    answers = [kb.names[b.answer] for b in branches]
+    nodes, edges = _reasoning_graph(kb, question_drawn, required, lines)
+    answer_format, answer, answers = answer_of(kb, question_drawn)
     difficulty = {
         "context_tokens": encoding.tokens_between(context_start, context_start + len(context)),
         "context_chars": len(context),
@@ -245,12 +315,10 @@ def _instance(config, config_name, seed, split, index, cell, kb, branches, requi
         "rng_seed": setup.rng_seed,
         "cell": cell._asdict(),
         "sample": setup.sample,
-        "branches": [{"start": kb.names[b.start], "relations": list(b.relations),
-                      "bridges": [kb.names[e] for e in b.entities[1:-1]], "answer": kb.names[b.answer]}
-                     for b in branches],
+        "branches": [_branch_record(kb, b, join) for b in branches],
+        "join": _join_record(kb, join),
         "layout": {"before": layout.before, "gaps": list(layout.gaps)},
         "near_misses": near_misses,
-        "entities": {kb.types[e]: [] for e in ()},
         "tokenizer": config.tokenizer,
         "chat_template": config.chat_template,
         "config": config_to_dict(config),
@@ -259,28 +327,58 @@ def _instance(config, config_name, seed, split, index, cell, kb, branches, requi
         id=instance_id(config_name, split, index, FAMILY), family=FAMILY, task=config_name,
         config_name=config_name, split=split, index=index, seed=seed, family_version=VERSION,
         config_hash=setup.config_hash, source_hash=setup.source_hash, context=context, question=question,
-        prompt=prompt, answer_format="entity" if len(answers) == 1 else "entity_set",
-        answer=json.dumps(answers if len(answers) > 1 else answers[0]), answer_text="; ".join(answers),
+        prompt=prompt, answer_format=answer_format, answer=answer, answer_text="; ".join(answers),
         options=[], answer_items=answers, evidence=list(evidence.spans),
         reasoning_graph={"nodes": nodes, "edges": edges}, difficulty=difficulty, params=canonical_json(params),
         pair_key=setup.pair_key,
     )
 
 
-def _reasoning_graph(kb: KnowledgeBase, branches: list[Branch], required: list[Fact],
+def _branch_record(kb: KnowledgeBase, branch: Branch, join: Join) -> dict:
+    """A branch as stored: its relations (the join's lookup last, when there is one), the bridges (never named
+    in the question) and, for a list, its answer."""
+    if join.kind == "list":
+        return {"start": kb.names[branch.start], "relations": list(branch.relations),
+                "bridges": [kb.names[e] for e in branch.entities[1:-1]], "answer": kb.names[branch.answer]}
+    value = kb.value(join.relation, branch.answer)
+    return {"start": kb.names[branch.start], "relations": [*branch.relations, join.relation],
+            "bridges": [kb.names[e] for e in branch.entities[1:]],
+            "value": value if BY_ID[join.relation].target == YEAR else kb.names[value]}
+
+
+def _join_record(kb: KnowledgeBase, join: Join) -> dict:
+    record: dict = {"kind": join.kind}
+    if join.kind == "compare":
+        record.update(relation=join.relation, direction=join.direction, answer=kb.names[join.answer])
+    elif join.kind == "count":
+        record.update(relation=join.relation, target=kb.names[join.target], answer=join.answer)
+    return record
+
+
+def _reasoning_graph(kb: KnowledgeBase, question: Question, required: list[Fact],
                      lines: list[str]) -> tuple[list[dict], list[list[str]]]:
     """Evidence node per required fact, a lookup step per hop (each needs the previous hop's result), and
-    the answer; parallel branches add no depth (a list question collects their ends)."""
+    the answer. A list's branches add no depth (it collects their ends); a comparison or a count looks up
+    every end's year or city and then takes one more step over them all."""
     line_of = {fact.key(): k for k, fact in enumerate(required)}
     nodes = [{"id": f"e{k}", "kind": "evidence", "text": lines[k]} for k in range(len(required))]
     edges: list[list[str]] = []
-    for b, branch in enumerate(branches):
-        for hop, (relation, entity) in enumerate(zip(branch.relations, branch.entities, strict=False)):
+    join = question.join
+    last = "answer" if join.kind == "list" else "join"
+    for b, branch in enumerate(question.branches):
+        hops = list(zip(branch.relations, branch.entities, strict=False))
+        if join.kind != "list":
+            hops.append((join.relation, branch.answer))
+        for hop, (relation, entity) in enumerate(hops):
             step = f"b{b}s{hop + 1}"
             nodes.append({"id": step, "kind": "step", "text": f"{relation} of branch {b} entity {hop}"})
             edges.append([f"e{line_of[(relation, entity)]}", step])
             if hop:
                 edges.append([f"b{b}s{hop}", step])
-        edges.append([f"b{b}s{branch.hops}", "answer"])
-    nodes.append({"id": "answer", "kind": "answer", "text": "; ".join(kb.names[b.answer] for b in branches)})
+        if hops:
+            edges.append([f"b{b}s{len(hops)}", last])
+    if join.kind != "list":
+        nodes.append({"id": "join", "kind": "step", "text": f"{join.kind} over the branches"})
+        edges.append(["join", "answer"])
+    nodes.append({"id": "answer", "kind": "answer", "text": "; ".join(answer_of(kb, question)[2])})
     return nodes, edges

@@ -48,6 +48,17 @@ class KnowledgeBase:
             object.__setattr__(self, "_by_key", cached)
         return cached
 
+    def sources(self, relation: str, target: int) -> tuple[int, ...]:
+        """Every entity whose ``relation`` is ``target`` (ascending ids): the way back along a relation."""
+        cached = self.__dict__.get("_sources")
+        if cached is None:
+            cached = {}
+            for fact in sorted(self.facts, key=lambda f: f.source):
+                cached.setdefault((fact.relation, fact.target), []).append(fact.source)
+            cached = {key: tuple(value) for key, value in cached.items()}
+            object.__setattr__(self, "_sources", cached)
+        return cached.get((relation, target), ())
+
     def of_type(self, entity_type: str) -> list[int]:
         return [i for i, t in enumerate(self.types) if t == entity_type]
 

@@ -4,18 +4,22 @@ Dispersion (DESIGN 3.4) is the share of non-evidence tokens lying between the fi
 line. With per-line token costs known, the evidence lines are laid out as: ``before`` distractor lines, the
 first evidence line, ``gaps`` of distractor lines between consecutive evidence lines, the last evidence
 line, the rest. The gaps together hold a run of distractor lines whose tokens come closest to
-``target * all distractor tokens``; where that run starts is seeded (uniform over the starts that can hold
-it), and so is how it splits into gaps, so no evidence position follows from the layout.
+``target * all distractor tokens``; where that run starts is seeded (over the starts that can hold it,
+the two extreme ones weighted up) and so is how it splits into gaps (inner lines nearer the run's ends),
+so the evidence lines neither crowd the middle of the context nor follow from the layout.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from ...core.rng import StableRng
+
+END_MASS = 0.75  # each extreme start also takes width x END_MASS of the range beyond its end
 
 
 @dataclass(frozen=True)
@@ -60,9 +64,16 @@ def disperse(distractor_costs: Sequence[int], evidence_lines: int, target: float
     feasible = np.flatnonzero(error <= max(error.min(), min(costs.max() / 2, total / 100)))
     start = int(feasible[_edge_weighted(len(feasible), target, rng)])
     run = int(ends[start] - start)
-    cuts = sorted(rng.below(run + 1) for _ in range(evidence_lines - 2))
+    cuts = sorted(_toward_ends(run, rng) for _ in range(evidence_lines - 2))
     gaps = tuple(b - a for a, b in zip([0, *cuts], [*cuts, run], strict=True))
     return Layout(start, gaps, int(prefix[start + run] - prefix[start]), total)
+
+
+def _toward_ends(run: int, rng: StableRng) -> int:
+    """Where an inner evidence line falls in a run of ``run`` distractor lines: arcsine-distributed (more
+    often near the run's ends than in its middle), which, summed over the run's possible starts, keeps the
+    evidence lines from crowding the middle of the context."""
+    return round(run * (1 - math.cos(math.pi * rng.uniform())) / 2)
 
 
 def _edge_weighted(count: int, width: float, rng: StableRng) -> int:
@@ -72,5 +83,5 @@ def _edge_weighted(count: int, width: float, rng: StableRng) -> int:
     where the evidence lines fall."""
     if count <= 1 or width >= 1:
         return 0
-    extra = round(count * (width / 2) / (1 - width))
+    extra = round(count * END_MASS * width / (1 - width))
     return min(max(rng.below(count + 2 * extra) - extra, 0), count - 1)

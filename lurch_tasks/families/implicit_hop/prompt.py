@@ -11,6 +11,8 @@ INSTRUCTIONS = (
 )
 CONTEXT_HEADER = "Facts:"
 SINGLE_ANSWER = "Reason step by step, then finish with one line of the form FINAL ANSWER: <name>"
+NUMBER_ANSWER = "Reason step by step, then finish with one line of the form FINAL ANSWER: <number>"
+COMPARE_NOTE = "Give the name, not the year."
 LIST_ANSWER = ("Answer every question. Reason step by step, then finish with one line that gives the answers in "
                "the order of the questions, separated by semicolons: FINAL ANSWER: <answer 1>; <answer 2>; ...")
 
@@ -36,3 +38,16 @@ def render_question(questions: list[str]) -> str:
 
 def render_prompt(context: str, question: str) -> str:
     return f"{prompt_head()}{context}\n\n{question}"
+
+
+def item_phrase(phrase: str, style: str) -> str:
+    """One branch as a list item of a joined question: the noun phrase itself, or the steps spelled out."""
+    return phrase if style == "nested" else f"{phrase[0].upper()}{phrase[1:]}."
+
+
+def render_joined(items: list[str], plural: str, closing: str, number: bool) -> str:
+    """A question over several branches joined by one last step: "Consider these people: 1. ... 2. ...
+    Which of them was born earliest?" (an entity) or "How many of them live in X?" (a number)."""
+    numbered = "\n".join(f"{k}. {item}" for k, item in enumerate(items, 1))
+    answer = NUMBER_ANSWER if number else f"{COMPARE_NOTE} {SINGLE_ANSWER}"
+    return f"Question: Consider these {plural}:\n{numbered}\n{closing}\n{answer}"

@@ -82,6 +82,14 @@ RELATIONS: tuple[Relation, ...] = (
 
 BY_ID = {relation.id: relation for relation in RELATIONS}
 
+# The final step of a joined question. ``compare``: which of the chains' ends came first or last by a year
+# relation; ``count``: how many of the ends a city relation leads to one named city. Each join's wording:
+# the ends' plural noun, and the predicate the question asks about.
+PLURALS = {"person": "people", "organisation": "organisations"}
+COMPARE_RELATIONS = {"birth_year": {"earliest": "was born earliest", "latest": "was born latest"},
+                     "founding_year": {"earliest": "was founded earliest", "latest": "was founded latest"}}
+COUNT_RELATIONS = {"birthplace": "were born in {c}", "residence": "live in {c}"}
+
 
 @cache
 def outgoing(entity_type: str) -> tuple[Relation, ...]:
