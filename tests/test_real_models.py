@@ -98,6 +98,7 @@ FAMILY_CASES = {
     "graph_edge": ("memory_drift_edge", {"connections": [1, 2], "num_samples": 2}, 3500, 7000),
     "graph_clique": ("memory_drift_clique", {"connections": [1], "num_samples": 2}, 3000, 7000),
     "implicit_hop": ("implicit_hop_grid", {"num_samples": 1, "depths": [2, 8], "facts": [8]}, 1500, 6000),
+    "implicit_hop_compare": ("implicit_hop_compare", {"num_samples": 1, "depths": [3, 5]}, 1500, 6000),
 }
 
 
@@ -145,6 +146,7 @@ def test_a_prompt_encoding_counts_the_tokens_of_a_span(tokenizers, tokenizer_nam
     ("memory_drift_clique", {"context_tokens": [5000], "connections": [1], "num_samples": 2,
                              "decoys": "near_miss"}),
     ("implicit_hop_dispersion", {"context_tokens": [2048], "num_samples": 1}),
+    ("implicit_hop_count", {"context_tokens": [2048], "num_samples": 1, "depths": [2, 5]}),
 ])
 def test_evidence_in_reference_tokens_matches_a_reference_pass(tokenizers, tokenizer_name, task_name, overrides):
     """A prompt the model reads in another tokenizer gets its reference-token evidence without a second pass

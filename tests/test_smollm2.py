@@ -1,7 +1,8 @@
 """A real instruct model end to end: SmolLM2-135M-Instruct (GGUF, offline) through lm-eval's `hf` model.
 
-Two 1k-token docs of each family run with the chat template; the prompts must be budgeted in the model's
-own tokenizer (template included) and fit its window, and every saved output must re-score identically.
+Two 1k-token docs of each family (ImplicitHop: its count join) run with the chat template; the prompts must
+be budgeted in the model's own tokenizer (template included) and fit its window, and every saved output must
+re-score identically.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from lurch_tasks.harness.tasks import process_results
 
 pytestmark = pytest.mark.slow
 
-TASKS = ("find_the_origin", "memory_drift_edge")
+TASKS = ("find_the_origin", "memory_drift_edge", "implicit_hop_count")
 TARGET = 1024
 LIMIT = 2
 MAX_GEN_TOKS = 48

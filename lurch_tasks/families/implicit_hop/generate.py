@@ -230,6 +230,7 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
             room -= costs[line]
         else:
             rest.append(line)
+    _close_the_gap(fitting, rest, costs, room, max(cell.context_tokens // 100, 16) // 2)
     if near_misses:  # every near miss is in the prompt, each at a seeded place among the other distractors
         near_rng, near_keys = StableRng(derive_seed(rng_seed, "near-places")), {f.key() for f in near_facts}
         near_lines = [i for i in distractor_ids if facts[i].key() in near_keys]
@@ -245,6 +246,26 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
     layout, order = arranged(fitted.blocks)
     return _instance(config, config_name, seed, split, index, cell, kb, question_drawn, required, lines, order,
                      layout, meter, fitted.text, question, setup, near_misses)
+
+
+SWAP_WINDOW = 64  # fitted lines (from the last) tried for a swap
+
+
+def _close_the_gap(fitting: list[int], rest: list[int], costs: list[int], room: int, slack: int) -> None:
+    """Where no line is short enough for the room first fit left (a line costs more than the budget's
+    tolerance in a tokenizer that splits names finely), one fitted line trades places with a longer line of
+    the rest, the pair that fills the room best (the first such pair in pool order); in place."""
+    if room <= slack:
+        return
+    best = None  # (tokens gained, position in fitting, position in rest)
+    for k in range(len(fitting) - 1, max(len(fitting) - SWAP_WINDOW, 0) - 1, -1):
+        for j, other in enumerate(rest):
+            gain = costs[other] - costs[fitting[k]]
+            if 0 < gain <= room and (best is None or gain > best[0]):
+                best = (gain, k, j)
+    if best is not None:
+        _, k, j = best
+        fitting[k], rest[j] = rest[j], fitting[k]
 
 
 def question_text(kb: KnowledgeBase, question: Question, style: str) -> str:
