@@ -178,3 +178,16 @@ def test_near_misses_are_in_the_prompt_and_one_letter_off():
             assert len(n["near_miss"]) == len(n["bridge"]) and sum(
                 a != b for a, b in zip(n["near_miss"], n["bridge"], strict=True)) == 1
         assert solve(row["prompt"]) == "FINAL ANSWER: " + "; ".join(row["answer_items"])
+
+
+def test_neutral_filler_takes_its_share_and_changes_no_answer():
+    from lurch_tasks.families.implicit_hop.filler import SENTENCES
+
+    assert not [sentence for sentence in SENTENCES if parse_fact(sentence)]  # no fact template reads a filler line
+    for join, depths in (("list", (3,)), ("compare", (4,)), ("count", (3,))):
+        config = ImplicitHopConfig(depths=depths, dispersions=(0.0, 0.5, 1.0), join=join, filler=0.5, num_samples=1)
+        for index in range(config.size()):
+            row = generate(config, 0, "test", index, "t").to_row()
+            lines = row["context"].split("\n")
+            assert 0.4 <= sum(line in SENTENCES for line in lines) / len(lines) <= 0.6
+            assert audit(row) == [] and 4096 - 40 <= row["difficulty"]["prompt_tokens"] <= 4096

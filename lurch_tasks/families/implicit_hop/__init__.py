@@ -109,7 +109,7 @@ _SLICES = {
                                 "dispersion 0-1 at depth 3, 8 required facts, 4k tokens"),
     "implicit_hop_length": (ImplicitHopConfig(depths=(3,), context_tokens=(1024, 2048, 4096, 8192, 16384, 32768)),
                             "contexts of 1k-32k tokens at depth 3, 8 required facts, dispersion 0.5"),
-    "implicit_hop_compare": (ImplicitHopConfig(depths=(3, 4, 5, 6, 7), join="compare", num_samples=24),
+    "implicit_hop_compare": (ImplicitHopConfig(depths=(3, 4, 5, 6, 7), join="compare", num_samples=48),
                              "which of 2-4 chains' ends was born or founded earliest / latest: depth 3-7 (the "
                              "comparison is the last step), 8 required facts, dispersion 0.5, 4k tokens"),
     "implicit_hop_count": (ImplicitHopConfig(depths=(2, 3, 4, 5, 6, 7, 8), join="count"),

@@ -23,6 +23,7 @@ EVIDENCE_ORDERS = ("forward", "reverse", "shuffled")
 DISTRACTORS = ("unrelated", "same_relation", "near_miss")
 QUESTION_STYLES = ("nested", "stepwise")
 JOINS = ("list", "compare", "count")
+MAX_FILLER = 0.9
 FACT_TOKENS_ESTIMATE = 16  # a fact line in cl100k, invented names included (measured: 12-20)
 FRAME_TOKENS_ESTIMATE = 220  # instructions and answer format, before the questions
 
@@ -72,7 +73,8 @@ class ImplicitHopConfig:
     ``question_style``: ``nested`` ("the birthplace of the founder of X") or ``stepwise``.
     ``join``: the final step over the branches (``shape``): ``list`` (every branch's end is an answer, an
     entity set), ``compare`` (which end was born or founded earliest / latest: an entity) or ``count`` (how
-    many ends were born in / live in a named city: an integer).
+    many ends were born in / live in a named city: an integer). ``filler`` (0-0.9, default 0): the share of
+    the distractor lines that are neutral sentences about nothing in the knowledge base, not facts.
     """
 
     depths: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7, 8)
@@ -83,6 +85,7 @@ class ImplicitHopConfig:
     distractors: str = "same_relation"
     question_style: str = "nested"
     join: str = "list"
+    filler: float = 0.0
     num_samples: int = 8  # rows per cell: the shortcut audit needs a few dozen rows per slice to be stable
     tokenizer: str = REFERENCE_TOKENIZER
     chat_template: bool = False
@@ -107,6 +110,7 @@ class ImplicitHopConfig:
         require_choice("distractors", self.distractors, DISTRACTORS)
         require_choice("question_style", self.question_style, QUESTION_STYLES)
         require_choice("join", self.join, JOINS)
+        require_number("filler", self.filler, 0.0, MAX_FILLER)
         if self.distractors == "near_miss":
             require(self.join == "list", "join", self.join, "list with distractors near_miss")
         require_int_range("num_samples", self.num_samples, 1, 1_000_000)

@@ -14,6 +14,7 @@ from ...core.instance import Instance, instance_id
 from ...core.rng import StableRng, canonical_json, derive_seed
 from ...core.tokens import reference_counter
 from .config import FACT_TOKENS_ESTIMATE, Cell, ImplicitHopConfig, shape
+from .filler import filler_lines
 from .kb import Fact, KnowledgeBase, build_kb, facts_per_person, render_fact
 from .layout import Layout, disperse
 from .names import one_edit
@@ -36,16 +37,18 @@ VERSION = "0.1.0"
 VOCABULARY = ("english_words.txt", "last_names.txt", "first_names.txt", "cities.txt")  # names avoid these
 COMPARED_KNOBS = ("evidence_order", "question_style")
 LINE_SEPARATOR = "\n"
-KB_SLACK = 1.2  # the knowledge base holds this much more than the budget, so distractors never run out
+KB_SLACK = 1.05  # the knowledge base holds this much more than the budget, so distractors never run out
 DISPERSION_TOLERANCE = 0.02
 
 
 CHAIN_ROOM = 3  # people per entity the chains pass through: disjoint long chains need room to walk
 
 
-def people_for(context_tokens: int, chain_entities: int = 0) -> int:
-    """People of the knowledge base: enough facts to fill the budget, and room for the question's chains."""
-    fill = int(context_tokens / (facts_per_person() * FACT_TOKENS_ESTIMATE) * KB_SLACK) + 1
+def people_for(context_tokens: int, chain_entities: int = 0, years: bool = False) -> int:
+    """People of the knowledge base: enough facts (of the relations the context holds) to fill the budget
+    with little left over, and room for the question's chains. Every fact left out is one a question never
+    needs, so a small slack keeps chain entities from being mentioned more often than their peers."""
+    fill = int(context_tokens / (facts_per_person(years) * FACT_TOKENS_ESTIMATE) * KB_SLACK) + 1
     return max(fill, CHAIN_ROOM * chain_entities)
 
 
@@ -94,10 +97,15 @@ EVEN_TOLERANCE = 0.03  # the required facts' tokens land within 3% of facts x RE
 CHAIN_DRAWS = 12  # seeded question draws tried for evidence of about the target size
 
 
-def draw_question(kb: KnowledgeBase, join: str, lengths: tuple[int, ...], rng: StableRng, wanted: int) -> Question:
+def draw_question(kb: KnowledgeBase, join: str, lengths: tuple[int, ...], rng: StableRng, wanted: int,
+                  rng_seed: int) -> Question:
     """One seeded question of the join's kind (``wanted``: the count a count question aims at)."""
     if join == "compare":
-        return sample_compare(kb, lengths, rng)
+        # The compared relation and direction are drawn once per instance, outside the draws that even out
+        # the evidence size: choosing among draws would otherwise favour whichever relation's facts are longer.
+        pick = StableRng(derive_seed(rng_seed, "compare"))
+        relation, direction = pick.choice(sorted(COMPARE_RELATIONS)), pick.choice(("earliest", "latest"))
+        return sample_compare(kb, lengths, rng, relation, direction)
     if join == "count":
         return sample_count(kb, lengths, rng, wanted)
     return Question(tuple(sample_branches(kb, lengths, rng)), LIST)
@@ -112,7 +120,7 @@ def closest_question(kb: KnowledgeBase, join: str, lengths: tuple[int, ...], fac
     them, so no template is more common among required facts than among the rest."""
     counter, target, best = reference_counter(), facts * REQUIRED_FACT_TOKENS, None
     for draw in range(CHAIN_DRAWS):
-        question = draw_question(kb, join, lengths, StableRng(derive_seed(rng_seed, "chains", draw)), wanted)
+        question = draw_question(kb, join, lengths, StableRng(derive_seed(rng_seed, "chains", draw)), wanted, rng_seed)
         required = required_facts(kb, question, order, StableRng(derive_seed(rng_seed, "order", draw)))
         tokens = sum(counter.count_many([render_fact(kb, fact) + LINE_SEPARATOR for fact in required]))
         gap = abs(tokens - target)
@@ -121,6 +129,11 @@ def closest_question(kb: KnowledgeBase, join: str, lengths: tuple[int, ...], fac
         if gap <= EVEN_TOLERANCE * target:
             break
     return best[1], best[2]
+
+
+def mentions(fact: Fact, entity: int) -> bool:
+    """Whether a fact names the entity (a year fact's value is a year, not an entity id)."""
+    return fact.source == entity or (BY_ID[fact.relation].target != YEAR and fact.target == entity)
 
 
 def starts_first(order: list[int], evidence: int, start_lines: list[list[int]], rng: StableRng) -> list[int]:
@@ -189,7 +202,8 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
     cell: Cell = setup.cell
     rng_seed = setup.rng_seed
     lengths = shape(config.join, cell.depth, cell.facts)
-    kb = build_kb(people_for(cell.context_tokens, cell.facts + len(lengths)), derive_seed(rng_seed, "kb"))
+    people = people_for(cell.context_tokens, cell.facts + len(lengths), years=config.join == "compare")
+    kb = build_kb(people, derive_seed(rng_seed, "kb"))
     question_drawn, required = closest_question(kb, config.join, lengths, cell.facts, config.evidence_order,
                                                 rng_seed, setup.sample)
     branches = list(question_drawn.branches)
@@ -197,21 +211,32 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
     if config.distractors == "near_miss":
         kb, near_facts, near_misses = with_near_misses(kb, branches, StableRng(derive_seed(rng_seed, "near")))
     pool = distractor_pool(kb, required, question_drawn, config.distractors)
-    lines = [render_fact(kb, fact) for fact in required] + [render_fact(kb, fact) for fact in pool]
+    facts = required + pool
+    lines = [render_fact(kb, fact) for fact in facts]
+    distractor_ids = list(range(len(required), len(lines)))
+    if config.filler:  # neutral sentences take their share of the distractor lines, spread by a seeded shuffle
+        filler_rng = StableRng(derive_seed(rng_seed, "filler"))
+        extra = round(len(pool) * config.filler / (1 - config.filler))
+        lines += filler_lines(extra, filler_rng)
+        distractor_ids = filler_rng.shuffled(list(range(len(required), len(lines))))
     meter = prompt_meter(config.tokenizer, config.chat_template)
     costs = joined_costs(lines, meter.counter, LINE_SEPARATOR)
     reference = costs if meter.reads_reference else joined_costs(lines, reference_counter(), LINE_SEPARATOR)
-    evidence_ids, distractor_ids = list(range(len(required))), list(range(len(required), len(lines)))
+    evidence_ids = list(range(len(required)))
     question = question_text(kb, question_drawn, config.question_style)
     layout_seed = derive_seed(rng_seed, "layout")
+    # The cell's samples take the strata of the evidence window's start in a seeded rotation, so a cell's
+    # first samples (all a --limit run may read) do not all sit in one part of the context.
+    rotation = StableRng(derive_seed("implicit-hop-strata", seed, split, *cell)).below(config.num_samples)
+    stratum = ((setup.sample + rotation) % config.num_samples, config.num_samples)
 
-    facts = required + pool
-    start_lines = {b.start: [i for i in distractor_ids if b.start in (facts[i].source, facts[i].target)]
+    start_lines = {b.start: [i for i in distractor_ids if i < len(facts) and mentions(facts[i], b.start)]
                    for b in branches}
 
     def arranged(n: int) -> tuple[Layout, list[int]]:
         chosen = distractor_ids[:n]
-        layout = disperse([reference[i] for i in chosen], len(evidence_ids), cell.dispersion, StableRng(layout_seed))
+        layout = disperse([reference[i] for i in chosen], len(evidence_ids), cell.dispersion, StableRng(layout_seed),
+                          stratum)
         order = layout.order(evidence_ids, chosen)
         return layout, starts_first(order, len(evidence_ids), [start_lines[b.start] for b in branches],
                                     StableRng(derive_seed(layout_seed, "starts")))
@@ -233,7 +258,7 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
     _close_the_gap(fitting, rest, costs, room, max(cell.context_tokens // 100, 16) // 2)
     if near_misses:  # every near miss is in the prompt, each at a seeded place among the other distractors
         near_rng, near_keys = StableRng(derive_seed(rng_seed, "near-places")), {f.key() for f in near_facts}
-        near_lines = [i for i in distractor_ids if facts[i].key() in near_keys]
+        near_lines = [i for i in distractor_ids if i < len(facts) and facts[i].key() in near_keys]
         fitting = [i for i in fitting if i not in near_lines]
         rest = [i for i in rest if i not in near_lines]
         while near_lines and sum(costs[i] for i in fitting + near_lines) > cell.context_tokens - frame - sum(

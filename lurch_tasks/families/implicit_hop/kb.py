@@ -70,10 +70,11 @@ def type_counts(people: int) -> dict[str, int]:
             "region": max(10, people // 12), "artefact": max(10, people // 2)}
 
 
-def facts_per_person() -> float:
-    """Facts per person of a large knowledge base (for sizing it to a token budget)."""
+def facts_per_person(years: bool = True) -> float:
+    """Facts per person of a large knowledge base (for sizing it to a token budget); ``years``: year facts
+    counted too (only a comparison puts them in the context)."""
     counts = type_counts(1200)
-    return sum(counts[r.source] for r in RELATIONS) / counts["person"]
+    return sum(counts[r.source] for r in RELATIONS if years or r.target != YEAR) / counts["person"]
 
 
 def build_kb(people: int, seed: int) -> KnowledgeBase:

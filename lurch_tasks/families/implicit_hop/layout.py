@@ -45,9 +45,12 @@ class Layout:
         return lines + list(distractors[taken:])
 
 
-def disperse(distractor_costs: Sequence[int], evidence_lines: int, target: float, rng: StableRng) -> Layout:
+def disperse(distractor_costs: Sequence[int], evidence_lines: int, target: float, rng: StableRng,
+             stratum: tuple[int, int] = (0, 1)) -> Layout:
     """A layout of ``evidence_lines`` evidence lines among distractor lines of the given token costs (in
-    context order) whose dispersion is as close to ``target`` as whole lines allow."""
+    context order) whose dispersion is as close to ``target`` as whole lines allow. ``stratum`` (k, K): the
+    run's start is drawn from the k-th of K equal shares of its distribution, so K samples of one cell
+    cover every part of the context once instead of by luck."""
     costs = np.asarray(distractor_costs, dtype=np.int64)
     total = int(costs.sum())
     if evidence_lines < 2 or not len(costs):
@@ -62,7 +65,7 @@ def disperse(distractor_costs: Sequence[int], evidence_lines: int, target: float
     error = np.abs(prefix[ends] - prefix - want)
     # Every start about as good as the best (within half a line, and 1% of the distractor tokens at most).
     feasible = np.flatnonzero(error <= max(error.min(), min(costs.max() / 2, total / 100)))
-    start = int(feasible[_edge_weighted(len(feasible), target, rng)])
+    start = int(feasible[_edge_weighted(len(feasible), target, rng, stratum)])
     run = int(ends[start] - start)
     cuts = sorted(_toward_ends(run, rng) for _ in range(evidence_lines - 2))
     gaps = tuple(b - a for a, b in zip([0, *cuts], [*cuts, run], strict=True))
@@ -76,7 +79,7 @@ def _toward_ends(run: int, rng: StableRng) -> int:
     return round(run * (1 - math.cos(math.pi * rng.uniform())) / 2)
 
 
-def _edge_weighted(count: int, width: float, rng: StableRng) -> int:
+def _edge_weighted(count: int, width: float, rng: StableRng, stratum: tuple[int, int] = (0, 1)) -> int:
     """A start among ``count`` feasible ones: uniform, with the two extreme starts also taking the mass of
     ``width / 2`` of the range beyond each end. A window that must span a share ``width`` of the distractors
     would, at a uniform start, sit in the middle more often than at the ends; the extra end mass evens out
@@ -84,4 +87,6 @@ def _edge_weighted(count: int, width: float, rng: StableRng) -> int:
     if count <= 1 or width >= 1:
         return 0
     extra = round(count * END_MASS * width / (1 - width))
-    return min(max(rng.below(count + 2 * extra) - extra, 0), count - 1)
+    k, strata = stratum
+    draw = int((k + rng.uniform()) / strata * (count + 2 * extra))
+    return min(max(draw - extra, 0), count - 1)

@@ -13,7 +13,7 @@ from functools import cache
 
 from ...core.rng import StableRng
 from .kb import KnowledgeBase
-from .schema import BY_ID, COMPARE_RELATIONS, COUNT_RELATIONS, RELATIONS, YEAR, outgoing
+from .schema import BY_ID, COUNT_RELATIONS, RELATIONS, YEAR, outgoing
 
 MAX_ATTEMPTS = 2000  # fresh starts tried per branch before the knowledge base is declared too small
 
@@ -143,25 +143,24 @@ def _branches_to(kb: KnowledgeBase, ends: Sequence[int], lengths: Sequence[int],
     return branches
 
 
-def sample_compare(kb: KnowledgeBase, lengths: Sequence[int], rng: StableRng) -> Question:
+def sample_compare(kb: KnowledgeBase, lengths: Sequence[int], rng: StableRng, relation: str,
+                   direction: str) -> Question:
     """Branches of ``lengths`` lookups (the year lookup included) ending at people or organisations whose
-    years all differ, and which of them came first or last. The winner is drawn first, uniformly among the
-    entities that can win, and the other ends among those it beats: the answer's year is not pushed to the
-    extremes of the knowledge base, as the first of a few random draws would be."""
+    years (by ``relation``) all differ, and which of them came first or last (``direction``). The winner is
+    drawn first, uniformly among the entities that can win, and the other ends among those it beats: the
+    answer's year is not pushed to the extremes of the knowledge base, as the first of a few random draws
+    would be."""
     m = len(lengths)
-    for _ in range(MAX_ATTEMPTS):
-        relation = rng.choice(sorted(COMPARE_RELATIONS))
-        direction = rng.choice(("earliest", "latest"))
-        year = {e: kb.value(relation, e) for e in kb.of_type(BY_ID[relation].source)}
-        sign = 1 if direction == "earliest" else -1
-        beaten = {e: [o for o in year if sign * year[e] < sign * year[o]] for e in year}
-        contenders = [e for e in year if len({year[o] for o in beaten[e]}) >= m - 1]
-        if not contenders:
-            continue
+    year = {e: kb.value(relation, e) for e in kb.of_type(BY_ID[relation].source)}
+    sign = 1 if direction == "earliest" else -1
+    beaten = {e: [o for o in year if sign * year[e] < sign * year[o]] for e in year}
+    contenders = [e for e in year if len({year[o] for o in beaten[e]}) >= m - 1]
+    for _ in range(MAX_ATTEMPTS if contenders else 0):
         winner = rng.choice(contenders)
-        others = rng.sample(beaten[winner], m - 1)
-        if len({year[e] for e in others}) < m - 1:
-            continue
+        by_year: dict[int, list[int]] = {}
+        for other in beaten[winner]:
+            by_year.setdefault(year[other], []).append(other)
+        others = [rng.choice(by_year[y]) for y in rng.sample(sorted(by_year), m - 1)]  # distinct years
         ends = [winner, *others]
         ends = [ends[k] for k in rng.shuffled(list(range(m)))]
         branches = _branches_to(kb, ends, [hops - 1 for hops in lengths], rng, set())

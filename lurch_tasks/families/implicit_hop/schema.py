@@ -1,7 +1,8 @@
 """The ImplicitHop knowledge-base schema: entity types, typed functional relations, and their wording.
 
 Every relation maps an entity to exactly one entity (or a year) of a fixed type, so relations compose into
-paths (artefact -> creator -> employer -> headquarters -> region). Each entity type has at least two
+paths (artefact -> creator -> employer -> headquarters -> region). Every relation has three phrasings (so
+which phrasing wrote a line says nothing about its relation). Each entity type has at least two
 relations into every type it links to, so a hop cannot be answered by "the nearest city" without reading
 which relation a sentence states. Phrasings never name a relation id; questions use the noun phrases.
 """
@@ -73,10 +74,10 @@ RELATIONS: tuple[Relation, ...] = (
              ("{s} is kept by {t}.", "{t} looks after {s}.", "{s} is in the care of {t}."),
              "the keeper of {x}"),
     Relation("birth_year", "person", YEAR,
-             ("{s} was born in the year {t}.", "{s}'s year of birth is {t}."),
+             ("{s} was born in the year {t}.", "{s}'s year of birth is {t}.", "{s} came into the world in {t}."),
              "the birth year of {x}"),
     Relation("founding_year", "organisation", YEAR,
-             ("{s} was founded in the year {t}.", "{s} dates from {t}."),
+             ("{s} was founded in the year {t}.", "{s} dates from {t}.", "{s} opened its doors in {t}."),
              "the founding year of {x}"),
 )
 

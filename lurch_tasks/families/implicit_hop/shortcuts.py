@@ -203,8 +203,8 @@ def _template_of(line: str) -> tuple[str, int] | None:
     return None
 
 
-def _joined(config) -> bool:
-    return config.join != "list"
+def _always(_config) -> bool:
+    return True
 
 
 PROBES = (
@@ -214,10 +214,12 @@ PROBES = (
           _per_line(lambda line, k, n: k / max(n - 1, 1))),
     Probe("fact_centrality", "position", "closeness of a fact line to the middle of the context",
           _per_line(lambda line, k, n: -abs(k / max(n - 1, 1) - 0.5))),
-    Probe("fact_template", "template", "which template wrote a fact line (relation and phrasing); gold = a "
-          "required fact", _per_line(lambda line, k, n: _template_of(line)), categorical=True,
-          expected_when=_joined),
-    Probe("fact_phrasing", "template", "which of its relation's phrasings wrote a fact line (the wording alone, "
-          "whatever the relation)", _per_line(lambda line, k, n: (_template_of(line) or ("", -1))[1]),
-          categorical=True),
+    Probe("fact_template", "template", "which of its relation's phrasings wrote a fact line (the wording, "
+          "whatever the relation); gold = a required fact",
+          _per_line(lambda line, k, n: (_template_of(line) or ("", -1))[1]), categorical=True),
+    # Every required fact states a relation its question names ("the founder of ..."), and questions name
+    # some relations more often than the knowledge base holds them: the relation alone ranks gold lines
+    # higher by construction, as the question's own words do. Reported, never counted.
+    Probe("fact_relation", "template", "which relation (and phrasing) a fact line states",
+          _per_line(lambda line, k, n: _template_of(line)), categorical=True, expected_when=_always),
 )
