@@ -133,6 +133,16 @@ def settle_to_budget(render: Callable[[int], str], count: Callable[[str], int], 
     return Fitted(blocks, text, tokens)
 
 
+def _joined_cuts(texts: Sequence[str], counter: TokenCounter, separator: str) -> tuple[np.ndarray, np.ndarray,
+                                                                                       np.ndarray]:
+    """One tokenization of ``texts`` joined by ``separator`` (and a final separator): the token starts, each
+    text's first character, and the index of each text's first token (a text owns the tokens that start
+    inside it or its separator)."""
+    bounds = np.cumsum([0] + [len(text) + len(separator) for text in texts])
+    starts = counter.token_starts(separator.join(texts) + separator)
+    return starts, bounds, np.searchsorted(starts, bounds, side="left")
+
+
 def joined_costs(texts: Sequence[str], counter: TokenCounter, separator: str) -> list[int]:
     """Tokens each text adds to a list of such texts joined by ``separator``: one tokenization of the whole
     list, each text owning the tokens that start inside it or its following separator.
@@ -142,18 +152,14 @@ def joined_costs(texts: Sequence[str], counter: TokenCounter, separator: str) ->
     (up to the list's two ends, which belong to the prompt's frame)."""
     if not texts:
         return []
-    bounds = np.cumsum([0] + [len(text) + len(separator) for text in texts])
-    starts = counter.token_starts(separator.join(texts) + separator)
-    return np.diff(np.searchsorted(starts, bounds, side="left")).tolist()
+    return np.diff(_joined_cuts(texts, counter, separator)[2]).tolist()
 
 
 def joined_starts(texts: Sequence[str], counter: TokenCounter, separator: str) -> list[np.ndarray]:
-    """Token starts of each text, relative to it, in a list of such texts joined by ``separator`` (one
-    tokenization of the whole list; each text owns the tokens that start inside it or its separator)."""
+    """Token starts of each text, relative to it, in a list of such texts joined by ``separator`` (the same
+    single tokenization as ``joined_costs``)."""
     if not texts:
         return []
-    bounds = np.cumsum([0] + [len(text) + len(separator) for text in texts])
-    starts = counter.token_starts(separator.join(texts) + separator)
-    cuts = np.searchsorted(starts, bounds, side="left").tolist()
-    firsts = bounds.tolist()[:-1]
+    starts, bounds, cuts = _joined_cuts(texts, counter, separator)
+    cuts, firsts = cuts.tolist(), bounds.tolist()[:-1]
     return [(starts[a:b] - first).astype(np.int32) for a, b, first in zip(cuts[:-1], cuts[1:], firsts, strict=True)]

@@ -203,7 +203,10 @@ class HFTokenCounter:
 
     def _byte_level_starts(self, text: str) -> np.ndarray | None:
         """Token starts from the ids and the byte-length table; None when the tokens' bytes do not add up to the
-        text's (an added token that strips spaces, a prefix space): then only the encoder's offsets are exact."""
+        text's (an added token that strips spaces, a prefix space), or when the tokenizer is not byte-level:
+        then only the encoder's offsets are exact."""
+        if self._byte_lengths is None:
+            return None
         lengths = self._byte_lengths[np.asarray(self._ids(text), dtype=np.int64)]
         ends = np.cumsum(lengths)
         if (int(ends[-1]) if len(ends) else 0) != len(text.encode("utf-8")):
@@ -213,10 +216,8 @@ class HFTokenCounter:
     def token_starts(self, text: str) -> np.ndarray:
         """Where each token's bytes start; the tokenizer's own offsets when it is not byte-level (they can
         differ from byte starts only by leading spaces the tokenizer trims from a token's offsets)."""
-        if self._byte_lengths is not None:
-            starts = self._byte_level_starts(text)
-            if starts is not None:
-                return starts
+        if (starts := self._byte_level_starts(text)) is not None:
+            return starts
         if self._backend is not None:
             offsets = self._backend.encode(text, add_special_tokens=False).offsets
         else:
@@ -224,10 +225,8 @@ class HFTokenCounter:
         return np.array(offsets, dtype=np.int64).reshape(-1, 2)[:, 0]
 
     def encoding(self, text: str) -> Encoded:
-        if self._byte_lengths is not None:
-            starts = self._byte_level_starts(text)
-            if starts is not None:
-                return StartsEncoded(starts)
+        if (starts := self._byte_level_starts(text)) is not None:
+            return StartsEncoded(starts)
         if self._backend is not None:
             return BackendEncoded(self._backend.encode(text, add_special_tokens=False))
         return StartsEncoded(self.token_starts(text))

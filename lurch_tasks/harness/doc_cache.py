@@ -25,8 +25,7 @@ import os
 import sys
 import time
 import zlib
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -193,12 +192,11 @@ def _sweep_stale_temporaries(path: Path) -> None:
             continue
 
 
-@contextmanager
-def open_doc_cache(task: Any, split: str) -> Iterator[DocCache]:
+def open_doc_cache(task: Any, split: str) -> DocCache:
     """The doc cache of ``task`` and ``split`` (disabled with ``LURCH_CACHE_DIR=off``)."""
     folder = docs_dir()
     key = cache_key(task, split)
-    yield DocCache(None if folder is None else entry_path(folder, key), key)
+    return DocCache(None if folder is None else entry_path(folder, key), key)
 
 
 # ---------------------------------------------------------------- stamps of what generated the rows

@@ -78,8 +78,8 @@ def _generate(task, indices: list[int], split: str, task_name: str, max_docs: in
     wanted = len(indices) if max_docs is None else min(max_docs, len(indices))
     rows: list[dict] = []
     done = 0
-    with open_doc_cache(task, split) as cache, \
-            tqdm(total=wanted, desc=f"generating {task_name}", unit="doc", disable=wanted < 50) as bar:
+    cache = open_doc_cache(task, split)
+    with tqdm(total=wanted, desc=f"generating {task_name}", unit="doc", disable=wanted < 50) as bar:
         while len(rows) < wanted and done < len(indices):
             chunk = indices[done:done + wanted - len(rows)]
             done += len(chunk)
