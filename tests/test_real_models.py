@@ -147,6 +147,7 @@ def test_a_prompt_encoding_counts_the_tokens_of_a_span(tokenizers, tokenizer_nam
                              "decoys": "near_miss"}),
     ("implicit_hop_dispersion", {"context_tokens": [2048], "num_samples": 1}),
     ("implicit_hop_count", {"context_tokens": [2048], "num_samples": 1, "depths": [2, 5]}),
+    ("implicit_hop_compare", {"context_tokens": [2048], "num_samples": 1, "depths": [3, 6], "filler": 0.3}),
 ])
 def test_evidence_in_reference_tokens_matches_a_reference_pass(tokenizers, tokenizer_name, task_name, overrides):
     """A prompt the model reads in another tokenizer gets its reference-token evidence without a second pass

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+
 from ...core.budget import joined_costs, prompt_meter, settle_to_budget
 from ...core.cells import setup_instance
 from ...core.config import config_to_dict
-from ...core.context import measure_evidence
+from ...core.context import evidence_measures, measure_evidence
 from ...core.difficulty import reasoning_depth
 from ...core.instance import Instance, instance_id
 from ...core.rng import StableRng, canonical_json, derive_seed
@@ -270,7 +272,18 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
     fitted = settle_to_budget(render, meter.count, len(fitting), cell.context_tokens, 0, len(distractor_ids))
     layout, order = arranged(fitted.blocks)
     return _instance(config, config_name, seed, split, index, cell, kb, question_drawn, required, lines, order,
-                     layout, meter, fitted.text, question, setup, near_misses)
+                     layout, meter, fitted.text, question, setup, near_misses, reference)
+
+
+def reference_line_tokens(order: list[int], reference: list[int], evidence: int) -> tuple[list[tuple[int, int]], int]:
+    """Reference-token ranges of the evidence lines (in context order) and the context's reference tokens,
+    for a prompt the model reads in another tokenizer, without a second pass: from the reference line costs.
+    cl100k splits text into words before merging; every line starts with a capitalised word after a
+    newline and ends with a full stop that takes the newline into its token, so a line's tokens are the same
+    wherever it stands (tests compare this with a pass over the prompt)."""
+    bounds = np.concatenate([[0], np.cumsum([reference[line] for line in order])]).tolist()
+    ranges = [(bounds[k], bounds[k + 1]) for k, line in enumerate(order) if line < evidence]
+    return ranges, bounds[-1]
 
 
 SWAP_WINDOW = 64  # fitted lines (from the last) tried for a swap
@@ -324,7 +337,7 @@ def answer_of(kb: KnowledgeBase, question: Question) -> tuple[str, str, list[str
 
 
 def _instance(config, config_name, seed, split, index, cell, kb, question_drawn, required, lines, order, layout,
-              meter, prompt, question, setup, near_misses) -> Instance:
+              meter, prompt, question, setup, near_misses, reference) -> Instance:
     branches = question_drawn.branches
     join = question_drawn.join
     context = LINE_SEPARATOR.join(lines[i] for i in order)
@@ -335,7 +348,11 @@ def _instance(config, config_name, seed, split, index, cell, kb, question_drawn,
     evidence_chars = sorted((starts[i], starts[i] + len(lines[i])) for i in range(len(required)))
     encoding = meter.encode(prompt)
     context_start = len(prompt_head())
-    evidence = measure_evidence(meter.reference_starts(prompt), context_start, len(context), evidence_chars)
+    if meter.reads_reference:
+        evidence = measure_evidence(meter.reference_starts(prompt), context_start, len(context), evidence_chars)
+    else:
+        evidence = evidence_measures(*reference_line_tokens(order, reference, len(required)), len(context),
+                                     evidence_chars)
     if abs(evidence.dispersion - cell.dispersion) > DISPERSION_TOLERANCE:
         raise RuntimeError(f"dispersion {evidence.dispersion:.4f} misses its target {cell.dispersion} by more than "
                            f"{DISPERSION_TOLERANCE}; this is a bug, please report it")
