@@ -57,3 +57,21 @@ def laid_end_to_end(starts: Sequence[np.ndarray], lengths: Sequence[int]) -> np.
         return np.zeros(0, dtype=np.int64)
     offsets = np.cumsum([0, *lengths[:-1]])
     return np.concatenate([np.asarray(s, dtype=np.int64) + offset for s, offset in zip(starts, offsets, strict=True)])
+
+
+def lurch_difficulty(encoding, context_start: int, context: str, target_tokens: int, evidence: EvidenceMeasures,
+                     depth: int) -> dict:
+    """The difficulty fields every family records, in one order: the context's and prompt's tokens (as the
+    model reads them), the token target, the LURCH evidence scope and dispersion (reference tokens and
+    characters) and the reasoning depth. ``encoding`` is the prompt's (``PromptEncoding``)."""
+    return {
+        "context_tokens": encoding.tokens_between(context_start, context_start + len(context)),
+        "context_chars": len(context),
+        "target_tokens": target_tokens,
+        "prompt_tokens": encoding.tokens,
+        "evidence_scope": evidence.scope,
+        "evidence_dispersion": evidence.dispersion,
+        "evidence_scope_chars": evidence.scope_chars,
+        "evidence_dispersion_chars": evidence.dispersion_chars,
+        "reasoning_depth": depth,
+    }

@@ -11,7 +11,7 @@ import numpy as np
 from ...core.budget import PromptMeter, prompt_meter, settle_to_budget
 from ...core.cells import setup_instance
 from ...core.config import config_to_dict
-from ...core.context import evidence_measures, measure_evidence
+from ...core.context import evidence_measures, lurch_difficulty, measure_evidence
 from ...core.difficulty import reasoning_depth
 from ...core.instance import Instance, instance_id
 from ...core.rng import StableRng, canonical_json, derive_seed
@@ -102,15 +102,8 @@ def generate(config: FindOriginConfig, seed: int, split: str, index: int, config
     link_token_starts = token_starts if cell.d > 0 else token_starts[::-1]
     separations = [abs(b - a) for a, b in zip(link_token_starts, link_token_starts[1:], strict=False)]
     difficulty = {
-        "context_tokens": encoding.tokens_between(context_start, context_start + len(context)),
-        "context_chars": len(context),
-        "target_tokens": target_tokens,
-        "prompt_tokens": encoding.tokens,
-        "evidence_scope": evidence.scope,
-        "evidence_dispersion": evidence.dispersion,
-        "evidence_scope_chars": evidence.scope_chars,
-        "evidence_dispersion_chars": evidence.dispersion_chars,
-        "reasoning_depth": reasoning_depth(nodes, edges),
+        **lurch_difficulty(encoding, context_start, context, target_tokens, evidence,
+                           reasoning_depth(nodes, edges)),
         "d": cell.d,
         "chain_length": cell.chain_length,
         "num_lines": num_lines,

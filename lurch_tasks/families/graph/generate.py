@@ -11,7 +11,7 @@ import numpy as np
 from ...core.budget import PromptMeter, joined_costs, joined_starts, prompt_meter, settle_to_budget
 from ...core.cells import setup_instance
 from ...core.config import config_to_dict
-from ...core.context import laid_end_to_end, measure_evidence
+from ...core.context import laid_end_to_end, lurch_difficulty, measure_evidence
 from ...core.difficulty import reasoning_depth
 from ...core.instance import Instance, instance_id
 from ...core.rng import StableRng, canonical_json, derive_seed
@@ -359,15 +359,8 @@ def _instance(config: GraphConfig, config_name: str, seed: int, world_seed: int,
     gold_names = sorted(tuple(sorted((people[u].name, people[v].name))) for u, v in gold)
     nodes, edges = _reasoning_graph(gold, world, sentence_span)
     difficulty = {
-        "context_tokens": encoding.tokens_between(context_start, context_start + len(context)),
-        "context_chars": len(context),
-        "target_tokens": cell.context_tokens,
-        "prompt_tokens": encoding.tokens,
-        "evidence_scope": evidence.scope,
-        "evidence_dispersion": evidence.dispersion,
-        "evidence_scope_chars": evidence.scope_chars,
-        "evidence_dispersion_chars": evidence.dispersion_chars,
-        "reasoning_depth": reasoning_depth(nodes, edges),
+        **lurch_difficulty(encoding, context_start, context, cell.context_tokens, evidence,
+                           reasoning_depth(nodes, edges)),
         "connections": cell.connections,
         "gold_edges": len(gold),
         "num_people": len(order),

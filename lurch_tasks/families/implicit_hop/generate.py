@@ -10,7 +10,7 @@ import numpy as np
 from ...core.budget import joined_costs, prompt_meter, settle_to_budget
 from ...core.cells import setup_instance
 from ...core.config import config_to_dict
-from ...core.context import evidence_measures, measure_evidence
+from ...core.context import evidence_measures, lurch_difficulty, measure_evidence
 from ...core.difficulty import reasoning_depth
 from ...core.instance import Instance, instance_id
 from ...core.rng import StableRng, canonical_json, derive_seed
@@ -362,15 +362,8 @@ def _instance(config, config_name, seed, split, index, cell, kb, question_drawn,
     nodes, edges = _reasoning_graph(kb, question_drawn, required, lines)
     answer_format, answer, answers = answer_of(kb, question_drawn)
     difficulty = {
-        "context_tokens": encoding.tokens_between(context_start, context_start + len(context)),
-        "context_chars": len(context),
-        "target_tokens": cell.context_tokens,
-        "prompt_tokens": encoding.tokens,
-        "evidence_scope": evidence.scope,
-        "evidence_dispersion": evidence.dispersion,
-        "evidence_scope_chars": evidence.scope_chars,
-        "evidence_dispersion_chars": evidence.dispersion_chars,
-        "reasoning_depth": reasoning_depth(nodes, edges),
+        **lurch_difficulty(encoding, context_start, context, cell.context_tokens, evidence,
+                           reasoning_depth(nodes, edges)),
         "depth": cell.depth,
         "facts": cell.facts,
         "dispersion_target": cell.dispersion,
