@@ -50,6 +50,14 @@ def evidence_measures(token_ranges: Sequence[tuple[int, int]], num_tokens: int, 
     )
 
 
+def line_token_ranges(line_costs: Sequence[int], evidence_rows: Sequence[int]) -> tuple[list[tuple[int, int]], int]:
+    """Token ranges of the ``evidence_rows`` of lines laid end to end with these token costs, in row order,
+    and the lines' total: evidence offsets without a tokenizer pass, exact where no token crosses a line
+    junction (each family's docstring says why its lines never do)."""
+    bounds = np.concatenate([[0], np.cumsum(line_costs, dtype=np.int64)]).tolist()
+    return [(bounds[row], bounds[row + 1]) for row in evidence_rows], bounds[-1]
+
+
 def laid_end_to_end(starts: Sequence[np.ndarray], lengths: Sequence[int]) -> np.ndarray:
     """Token starts of texts written one after another, from each text's own starts (relative to it) and
     character length. Exact when every junction is a boundary the tokenizer never merges across."""

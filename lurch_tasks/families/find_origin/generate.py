@@ -6,12 +6,10 @@ import json
 from dataclasses import dataclass
 from functools import lru_cache
 
-import numpy as np
-
 from ...core.budget import PromptMeter, prompt_meter, settle_to_budget
 from ...core.cells import setup_instance
 from ...core.config import config_to_dict
-from ...core.context import evidence_measures, lurch_difficulty, measure_evidence
+from ...core.context import evidence_measures, line_token_ranges, lurch_difficulty, measure_evidence
 from ...core.difficulty import reasoning_depth
 from ...core.instance import Instance, instance_id
 from ...core.rng import StableRng, canonical_json, derive_seed
@@ -57,8 +55,7 @@ def reference_line_tokens(window: Window) -> tuple[list[tuple[int, int]], int]:
     tokens are its two parts' tokens wherever it stands, and its closing quote and newline are one token
     (tests compare this with a pass over the prompt)."""
     costs = link_costs(REFERENCE_TOKENIZER)
-    bounds = np.concatenate([[0], np.cumsum(costs.source[window.sources] + costs.target[window.targets])]).tolist()
-    return [(bounds[row], bounds[row + 1]) for row in window.target_rows], bounds[-1]
+    return line_token_ranges(costs.source[window.sources] + costs.target[window.targets], window.target_rows)
 
 
 def generate(config: FindOriginConfig, seed: int, split: str, index: int, config_name: str) -> Instance:

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
-
 from ...core.budget import joined_costs, prompt_meter, settle_to_budget
 from ...core.cells import setup_instance
 from ...core.config import config_to_dict
-from ...core.context import evidence_measures, lurch_difficulty, measure_evidence
+from ...core.context import evidence_measures, line_token_ranges, lurch_difficulty, measure_evidence
 from ...core.difficulty import reasoning_depth
 from ...core.instance import Instance, instance_id
 from ...core.rng import StableRng, canonical_json, derive_seed
@@ -284,9 +282,8 @@ def reference_line_tokens(order: list[int], reference: list[int], evidence: int)
     cl100k splits text into words before merging; every line starts with a capitalised word after a
     newline and ends with a full stop that takes the newline into its token, so a line's tokens are the same
     wherever it stands (tests compare this with a pass over the prompt)."""
-    bounds = np.concatenate([[0], np.cumsum([reference[line] for line in order])]).tolist()
-    ranges = [(bounds[k], bounds[k + 1]) for k, line in enumerate(order) if line < evidence]
-    return ranges, bounds[-1]
+    return line_token_ranges([reference[line] for line in order],
+                             [k for k, line in enumerate(order) if line < evidence])
 
 
 SWAP_WINDOW = 64  # fitted lines (from the last) tried for a swap

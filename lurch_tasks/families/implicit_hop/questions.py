@@ -13,7 +13,7 @@ from functools import cache
 
 from ...core.rng import StableRng
 from .kb import KnowledgeBase
-from .schema import BY_ID, COUNT_RELATIONS, RELATIONS, YEAR, outgoing
+from .schema import BY_ID, COUNT_RELATIONS, RELATIONS, outgoing
 
 MAX_ATTEMPTS = 2000  # fresh starts tried per branch before the knowledge base is declared too small
 
@@ -208,7 +208,3 @@ def stepwise_phrase(kb: KnowledgeBase, branch: Branch) -> str:
         noun = BY_ID[relation].phrase.format(x="it" if k == 0 else "that one")
         steps.append(f"take {noun}" if k == 0 else f"then take {noun}")
     return "; ".join(steps)
-
-
-def answer_is_year(branch: Branch) -> bool:
-    return BY_ID[branch.relations[-1]].target == YEAR
