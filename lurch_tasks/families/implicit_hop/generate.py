@@ -150,10 +150,10 @@ def starts_first(order: list[int], evidence: int, start_lines: list[list[int]], 
         position = {line: k for k, line in enumerate(order)}
         evidence_at = [position[line] for line in range(evidence)]
         first, last = min(evidence_at), max(evidence_at)
-        mentions = [position[line] for line in lines if line in position]
-        if any(k < first for k in mentions):
+        seen_at = [position[line] for line in lines if line in position]
+        if any(k < first for k in seen_at):
             continue
-        later = sorted(k for k in mentions if k > last)
+        later = sorted(k for k in seen_at if k > last)
         if not later:
             continue
         line = order.pop(later[rng.below(len(later))])
@@ -249,31 +249,45 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
 
     frame = meter.count(render(0)) - sum(costs[i] for i in evidence_ids)
     room = cell.context_tokens - frame - sum(costs[i] for i in evidence_ids)
-    # First fit in pool order: a line too long for what is left is skipped and a later, shorter one may
-    # still fit, so the prompt lands within the tolerance even where a line costs more than the tolerance.
-    fitting, rest, smallest = [], [], min((costs[i] for i in distractor_ids), default=0)
-    for line in distractor_ids:
-        if room >= costs[line] and room >= smallest:
-            fitting.append(line)
-            room -= costs[line]
-        else:
-            rest.append(line)
-    _close_the_gap(fitting, rest, costs, room, max(cell.context_tokens // 100, 16) // 2)
+    fitting, rest = _first_fit(distractor_ids, costs, room)
+    _close_the_gap(fitting, rest, costs, room - sum(costs[i] for i in fitting),
+                   max(cell.context_tokens // 100, 16) // 2)
     if near_misses:  # every near miss is in the prompt, each at a seeded place among the other distractors
-        near_rng, near_keys = StableRng(derive_seed(rng_seed, "near-places")), {f.key() for f in near_facts}
+        near_keys = {f.key() for f in near_facts}
         near_lines = [i for i in distractor_ids if i < len(facts) and facts[i].key() in near_keys]
-        fitting = [i for i in fitting if i not in near_lines]
-        rest = [i for i in rest if i not in near_lines]
-        while near_lines and sum(costs[i] for i in fitting + near_lines) > cell.context_tokens - frame - sum(
-                costs[i] for i in evidence_ids) and fitting:
-            rest.insert(0, fitting.pop())
-        for line in near_lines:
-            fitting.insert(near_rng.below(len(fitting) + 1), line)
+        fitting, rest = _with_lines(fitting, rest, near_lines, costs, room,
+                                    StableRng(derive_seed(rng_seed, "near-places")))
     distractor_ids[:] = fitting + rest
     fitted = settle_to_budget(render, meter.count, len(fitting), cell.context_tokens, 0, len(distractor_ids))
     layout, order = arranged(fitted.blocks)
     return _instance(config, config_name, seed, split, index, cell, kb, question_drawn, required, lines, order,
                      layout, meter, fitted.text, question, setup, near_misses, reference)
+
+
+def _first_fit(lines: list[int], costs: list[int], room: int) -> tuple[list[int], list[int]]:
+    """(fitting, rest) in pool order: a line too long for what is left is skipped and a later, shorter one
+    may still fit, so the prompt lands within the tolerance even where a line costs more than it."""
+    fitting, rest, smallest = [], [], min((costs[i] for i in lines), default=0)
+    for line in lines:
+        if room >= costs[line] and room >= smallest:
+            fitting.append(line)
+            room -= costs[line]
+        else:
+            rest.append(line)
+    return fitting, rest
+
+
+def _with_lines(fitting: list[int], rest: list[int], wanted: list[int], costs: list[int], room: int,
+                rng: StableRng) -> tuple[list[int], list[int]]:
+    """``wanted`` lines all fitted, each at a seeded place, with the last other fitted lines moved to the
+    rest until the costs fit ``room`` again."""
+    fitting = [i for i in fitting if i not in wanted]
+    rest = [i for i in rest if i not in wanted]
+    while wanted and fitting and sum(costs[i] for i in fitting + wanted) > room:
+        rest.insert(0, fitting.pop())
+    for line in wanted:
+        fitting.insert(rng.below(len(fitting) + 1), line)
+    return fitting, rest
 
 
 def reference_line_tokens(order: list[int], reference: list[int], evidence: int) -> tuple[list[tuple[int, int]], int]:
