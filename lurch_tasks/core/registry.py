@@ -39,6 +39,15 @@ class Family:
     max_gen_toks: Callable[[Any], int] = field(default=lambda config: 512)
     # The prompt token budget of a knob cell, or None when the cell is sized otherwise (e.g. in lines).
     token_target: Callable[[Any], int | None] = field(default=lambda cell: None)
+    # Metrics a family reports besides the umbrella's five (RECON: accuracy, abstain_rate).
+    extra_metrics: tuple[str, ...] = ()
+    # The exact expected score of a uniform guess (config -> float), when it is known: the shortcut audit then
+    # compares with it instead of the seeded random baseline's noisy mean.
+    chance: Callable[[Any], float] | None = None
+    # The shortest prompt a case can have; shorter harness-wide lengths (max_seq_lengths) are raised to it.
+    min_context_tokens: int | None = None
+    # Groups besides the family group: (group name, member task names), e.g. a variant's six tasks.
+    extra_groups: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -114,8 +114,10 @@ class StreamingAudit:
     in row order."""
 
     def __init__(self, config: Any, paper_faithful: bool, shortcuts: Sequence[Shortcut], probes: Sequence[Probe],
-                 score: Callable[[dict, str], dict[str, float]], guess: Callable[[str, int], str | None]) -> None:
+                 score: Callable[[dict, str], dict[str, float]], guess: Callable[[str, int], str | None],
+                 chance: float | None = None) -> None:
         self.config, self.paper_faithful = config, paper_faithful
+        self.exact_chance = chance  # known analytically: compared with instead of the random baseline's mean
         self.shortcuts, self.probes = tuple(shortcuts), tuple(probes)
         self.score, self.guess = score, guess
         self.rows = 0
@@ -128,7 +130,8 @@ class StreamingAudit:
 
     def add(self, row: dict) -> None:
         self.rows += 1
-        self._chance.append(self.score(row, self.guess(row["prompt"], 0) or "")["score"])
+        if self.exact_chance is None:
+            self._chance.append(self.score(row, self.guess(row["prompt"], 0) or "")["score"])
         for shortcut, totals in zip(self.shortcuts, self._totals, strict=True):
             for k, variant in enumerate(shortcut.variants):
                 totals[k] += self.score(row, shortcut.answer(row["prompt"], variant))["score"]
@@ -145,7 +148,7 @@ class StreamingAudit:
                 learned.extend(probe.features(row))
 
     def lines(self) -> list[AuditLine]:
-        chance = mean(self._chance)
+        chance = mean(self._chance) if self.exact_chance is None else self.exact_chance
         lines: list[AuditLine] = []
         for shortcut, totals in zip(self.shortcuts, self._totals, strict=True):
             best_k = max(totals, key=lambda k: (totals[k], -k))
@@ -266,7 +269,8 @@ class TaskAuditor:
         if any(probe.categorical for probe in family.probes):
             self._calibration_task = dataclasses.replace(task, seed=(task.seed + 1) % (MAX_SEED + 1))
         self._audit = StreamingAudit(task.config, task.paper_faithful, family.shortcuts, family.probes,
-                                     family.score, family.guess)
+                                     family.score, family.guess,
+                                     None if family.chance is None else family.chance(task.config))
 
     def add(self, row: dict) -> None:
         from .generation import generate_row

@@ -39,7 +39,7 @@ def build_docs(task_name: str, **metadata: Any) -> dict[str, Any]:
         stored = list(_stored_docs(request.dataset_path, task_name, request.split))
         rows, total = _fit_check(window, request, family, config, metadata)(stored), len(stored)
     else:
-        overrides = dict(request.overrides)
+        overrides = raised_lengths(task_name, family, dict(request.overrides), request.strict)
         derived = model_tokenizer(metadata)
         if derived and "tokenizer" not in overrides:
             overrides["tokenizer"] = derived  # budgets in the model's own tokenizer (as RULER does)
@@ -63,6 +63,23 @@ def build_docs(task_name: str, **metadata: Any) -> dict[str, Any]:
         raise ConfigError(f"{task_name}: no doc fits the model's {window.tokens}-token window ({window.source}); "
                           "allowed: shorter max_seq_lengths or a smaller max_gen_toks")
     return {"test": datasets.Dataset.from_list(rows)}
+
+
+def raised_lengths(task_name: str, family, overrides: dict[str, Any], strict: bool) -> dict[str, Any]:
+    """Harness-wide lengths (``max_seq_lengths``) below the family's shortest case are raised to it, with one
+    warning line (an error with ``strict``), so one run can cover families of different scales."""
+    floor = family.min_context_tokens
+    lengths = overrides.get("context_tokens")
+    if not floor or not lengths or min(lengths) >= floor:
+        return overrides
+    short = [n for n in lengths if n < floor]
+    message = (f"{task_name}: lengths {', '.join(map(str, short))} are below the {floor} tokens its shortest case "
+               f"needs")
+    if strict:
+        raise ConfigError(f"{message}; allowed: max_seq_lengths of {floor} or more, or strict false to raise them")
+    warn(f"{message}; using {floor} instead (strict: true fails instead)")
+    kept = tuple(sorted({max(n, floor) for n in lengths}))
+    return {**overrides, "context_tokens": kept}
 
 
 def _generate(task, indices: list[int], split: str, task_name: str, max_docs: int | None,
@@ -197,7 +214,7 @@ def process_results(doc: dict, results: list[str]) -> dict[str, float | None]:
     output = results[0] if results else ""
     family = get_family(doc["family"])
     metrics = family.score(doc, output if isinstance(output, str) else str(output))
-    out: dict[str, float | None] = {name: float(metrics[name]) for name in HEADLINE_METRICS}
+    out: dict[str, float | None] = {name: float(metrics[name]) for name in (*HEADLINE_METRICS, *family.extra_metrics)}
     own = set(family.bin_keys(doc).values())
     for suffix in _bin_names(doc):
         for name in BINNED_METRICS:

@@ -11,13 +11,13 @@ from ...core.config import config_to_dict
 from ...core.context import evidence_measures, line_token_ranges, lurch_difficulty, measure_evidence
 from ...core.difficulty import reasoning_depth
 from ...core.instance import Instance, instance_id
+from ...core.names import one_edit
 from ...core.rng import StableRng, canonical_json, derive_seed
 from ...core.tokens import reference_counter
 from .config import FACT_TOKENS_ESTIMATE, Cell, ImplicitHopConfig, shape
 from .filler import filler_lines
 from .kb import Fact, KnowledgeBase, build_kb, facts_per_person, render_fact
 from .layout import Layout, disperse
-from .names import one_edit
 from .prompt import ask, item_phrase, prompt_head, render_joined, render_prompt, render_question
 from .questions import (
     LIST,

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...core.names import NameMaker
 from ...core.rng import StableRng, derive_seed
-from .names import NameMaker
 from .schema import BY_ID, ENTITY_TYPES, RELATIONS, YEAR, Relation
 
 YEAR_RANGES = {"person": (1890, 2005), "organisation": (1700, 2010)}

@@ -1,13 +1,14 @@
-"""Invented names for the ImplicitHop knowledge base: no entity exists outside the prompt, so a model
-cannot answer from memory. Names are built from syllables with a seeded generator and checked against the
-shipped real-word, surname and city lists, so an invented name never collides with a real one."""
+"""Invented names (ImplicitHop's knowledge base, RECON's people and places): no entity exists outside the
+prompt, so a model cannot answer from memory. Names are built from syllables with a seeded generator and
+checked against the shipped real-word, surname and city lists, so an invented name never collides with a real
+one."""
 
 from __future__ import annotations
 
 from functools import cache
 
-from ...core.rng import StableRng
-from ...core.vocab import load_words
+from .rng import StableRng
+from .vocab import load_words
 
 ONSETS = ("b", "br", "c", "d", "dr", "f", "g", "gr", "h", "k", "kr", "l", "m", "n", "p", "pr", "r", "s", "st",
           "t", "tr", "v", "w", "z", "th", "sh", "ch")

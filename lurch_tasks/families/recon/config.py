@@ -1,0 +1,75 @@
+"""RECON configuration: every knob, validated before any generation starts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from ...core.config import (
+    require,
+    require_budget_knobs,
+    require_choice,
+    require_int_range,
+    require_list,
+)
+from ...core.tokens import REFERENCE_TOKENIZER
+from .catalog import DOMAINS
+from .questions import CATEGORIES
+
+MIN_CONTEXT_TOKENS = 16_384  # the structure of a case (nine trails, a conflict, ...) fills about half of this
+MAX_CONTEXT_TOKENS = 131_072
+MIN_HOPS, MAX_HOPS = 3, 15
+VARIANTS = ("narrative", "oracle", "closedbook")
+
+
+class Cell(NamedTuple):
+    domain: str
+    context_tokens: int
+    category: str
+
+
+@dataclass(frozen=True)
+class ReconConfig:
+    """Knobs of the RECON family (DESIGN 4.4).
+
+    ``domains`` (criminal, medical, financial) and ``context_tokens`` (the prompt budget of a case, 16k-128k) make
+    the case cells; ``num_samples`` cases per cell, each asking one question of every category in
+    ``categories``. ``min_hops`` / ``max_hops`` bound the links of each evidence trail (3-15; medical and
+    financial cases stop at 9, as RECON's provenance is shallower there). ``variant``: the case as narrated
+    entries (``narrative``), as canonical JSON entries (``oracle``) or left out (``closedbook``); the cases and
+    questions are the same in all three (a compared knob)."""
+
+    domains: tuple[str, ...] = DOMAINS
+    categories: tuple[str, ...] = CATEGORIES
+    context_tokens: tuple[int, ...] = (16_384, 32_768)
+    min_hops: int = MIN_HOPS
+    max_hops: int = MAX_HOPS
+    variant: str = "narrative"
+    num_samples: int = 48
+    tokenizer: str = REFERENCE_TOKENIZER
+    chat_template: bool = False
+
+    def __post_init__(self) -> None:
+        for name, values, allowed in (("domains", self.domains, DOMAINS), ("categories", self.categories, CATEGORIES)):
+            require_list(name, values)
+            for value in values:
+                require_choice(name, value, allowed)
+            require(len(set(values)) == len(values), name, list(values), "distinct values")
+        require_list("context_tokens", self.context_tokens)
+        for tokens in self.context_tokens:
+            require_int_range("context_tokens", tokens, MIN_CONTEXT_TOKENS, MAX_CONTEXT_TOKENS)
+        require(len(set(self.context_tokens)) == len(self.context_tokens), "context_tokens",
+                list(self.context_tokens), "distinct values")
+        require_int_range("min_hops", self.min_hops, MIN_HOPS, MAX_HOPS)
+        require_int_range("max_hops", self.max_hops, self.min_hops, MAX_HOPS)
+        require_choice("variant", self.variant, VARIANTS)
+        require_int_range("num_samples", self.num_samples, 1, 1_000_000)
+        require_budget_knobs(self.tokenizer, self.chat_template)
+
+    def cells(self) -> list[Cell]:
+        """Case cells times categories (categories fastest). Docs visit them in golden-stride order; the
+        questions of one case share its (domain, length, sample)."""
+        return [Cell(d, n, c) for d in self.domains for n in self.context_tokens for c in self.categories]
+
+    def size(self) -> int:
+        return len(self.cells()) * self.num_samples

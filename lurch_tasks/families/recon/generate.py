@@ -1,0 +1,199 @@
+"""RECON generator: a case per (domain, length, sample) fitted to its token budget with routine filler, and one
+question per category on it. Instance i picks its cell's question; the case is cached, so the six questions of
+a case build it once."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ...core.budget import joined_costs, prompt_meter
+from ...core.cells import pair_hash, setup_instance
+from ...core.config import config_to_dict
+from ...core.context import evidence_measures, line_token_ranges, lurch_difficulty
+from ...core.instance import Instance, instance_id
+from ...core.rng import StableRng, canonical_json, derive_seed
+from ...core.tokens import reference_counter
+from .blueprint import IMPLICATED, Blueprint, Names, build_blueprint, filler_units
+from .case import Entry, Provenance, depth_of, fire
+from .catalog import DOMAIN_MAX_HOPS, domain
+from .config import Cell, ReconConfig
+from .narrate import narrate, oracle_lines
+from .prompt import LETTERS, prompt_head, render_prompt, render_question
+from .questions import CATEGORIES, NUM_OPTIONS, Question, build_question
+
+FAMILY = "recon"
+VERSION = "0.1.0"
+VOCABULARY = ("recon_catalog.json", "english_words.txt", "last_names.txt", "first_names.txt", "cities.txt")
+COMPARED_KNOBS = ("variant",)
+CASE_KNOBS = ("categories", "variant")  # what a case does not depend on: every category and variant shares it
+LINE_SEPARATOR = "\n"
+FIT_ROUNDS = 8
+
+
+@dataclass(frozen=True)
+class CaseFile:
+    blueprint: Blueprint
+    entries: tuple[Entry, ...]  # in case order (time, then rule order)
+    trace: Provenance
+    lines: tuple[str, ...]  # narrative, one per entry
+    oracle: tuple[str, ...]  # JSON, one per entry
+    questions: dict[str, Question]
+    seed: int
+    fitted_tokens: int  # the longest question's prompt, in the config's tokenizer
+
+
+def trail_hops(config: ReconConfig, domain_name: str, rng: StableRng) -> list[int]:
+    high = max(config.min_hops, min(config.max_hops, DOMAIN_MAX_HOPS[domain_name]))
+    return [rng.integer(config.min_hops, high) for _ in range(IMPLICATED + 1)]
+
+
+def case_seed(config: ReconConfig, seed: int, split: str, domain_name: str, tokens: int, sample: int) -> int:
+    return derive_seed(FAMILY, "case", pair_hash(config, CASE_KNOBS), seed, split, domain_name, tokens, sample)
+
+
+def case_config(config: ReconConfig) -> ReconConfig:
+    """The config with the knobs a case ignores reset: the cache key shared by every category and variant."""
+    defaults = {f.name: f.default for f in dataclasses.fields(config) if f.name in CASE_KNOBS}
+    return dataclasses.replace(config, **defaults)
+
+
+def ordered(entries: list[Entry]) -> list[Entry]:
+    return [entries[k] for k in sorted(range(len(entries)), key=lambda k: (entries[k].minute, k))]
+
+
+def questions_for(bp: Blueprint, entries: list[Entry], seed: int, sample: int) -> dict[str, Question]:
+    """One question per category, the gold letter rotating over samples (every letter once in six)."""
+    out = {}
+    for k, category in enumerate(CATEGORIES):
+        rng = StableRng(derive_seed(seed, "question", category))
+        out[category] = build_question(category, bp, entries, rng, (sample + k) % NUM_OPTIONS, sample // NUM_OPTIONS)
+    return out
+
+
+def line_of(entry: Entry, seq: int, seed: int, bp: Blueprint) -> str:
+    """An entry's narrative line, seeded by its own rule number (independent of which filler is kept)."""
+    return narrate([entry], bp.domain, bp.incident, StableRng(derive_seed(seed, "line", seq)))[0]
+
+
+@lru_cache(maxsize=32)
+def build_case(config: ReconConfig, seed: int, split: str, domain_name: str, tokens: int, sample: int) -> CaseFile:
+    """The case of one cell and sample: the blueprint, then routine units until the longest of its questions'
+    prompts meets the budget (one count per line, then one exact count per fitting round)."""
+    the_seed = case_seed(config, seed, split, domain_name, tokens, sample)
+    rng = StableRng(the_seed)
+    the_domain = domain(domain_name)
+    names = Names(the_domain, StableRng(derive_seed(the_seed, "names")), people=30 + tokens // 2000,
+                  places=40 + tokens // 1200)
+    bp = build_blueprint(names, trail_hops(config, domain_name, rng))
+    structural = list(bp.entries)
+    lines = [line_of(e, k, the_seed, bp) for k, e in enumerate(structural)]
+    draft = questions_for(bp, ordered(structural), the_seed, sample)
+    meter = prompt_meter(config.tokenizer, config.chat_template)
+    counter = meter.counter
+    longest = max((render_question(q.text, q.options) for q in draft.values()), key=len)
+    frame = meter.count(render_prompt("narrative", domain_name, "x", longest)) - 1
+    budget = tokens - frame
+    used = sum(counter.count_many(lines)) + len(lines)
+    if used > budget:
+        raise ValueError(f"context_tokens: {tokens} cannot hold this case's structure ({used + frame} tokens); "
+                         "allowed: a larger target or a smaller max_hops")
+    units: list[tuple[int, int]] = []  # (first entry, cost) per kept routine unit
+    filler = filler_units(names, StableRng(derive_seed(the_seed, "filler")))
+    entries = list(structural)
+    while used < budget:
+        unit = next(filler)
+        unit_lines = [line_of(e, len(entries) + k, the_seed, bp) for k, e in enumerate(unit)]
+        cost = sum(counter.count_many(unit_lines)) + len(unit_lines)
+        if used + cost > budget:
+            break
+        units.append((len(entries), cost))
+        entries += unit
+        lines += unit_lines
+        used += cost
+    for _ in range(FIT_ROUNDS):
+        order = sorted(range(len(entries)), key=lambda k: (entries[k].minute, k))
+        context = LINE_SEPARATOR.join(lines[k] for k in order)
+        exact = meter.count(render_prompt("narrative", domain_name, context, longest))
+        if exact <= tokens or not units:
+            break
+        over = exact - tokens
+        while over > 0 and units:  # drop the last units until the overshoot is paid
+            first, cost = units.pop()
+            over -= cost
+            del entries[first:], lines[first:]
+    else:
+        raise ValueError(f"context_tokens: could not fit the case into {tokens} tokens")
+    if exact > tokens:
+        raise ValueError(f"context_tokens: {tokens} cannot hold this case's structure; allowed: a larger target")
+    case_entries = [entries[k] for k in order]
+    trace = fire(case_entries)
+    return CaseFile(bp, tuple(case_entries), trace, tuple(lines[k] for k in order),
+                    tuple(oracle_lines(case_entries, bp.domain, bp.incident)),
+                    questions_for(bp, case_entries, the_seed, sample), the_seed, exact)
+
+
+def generate(config: ReconConfig, seed: int, split: str, index: int, config_name: str) -> Instance:
+    setup = setup_instance(FAMILY, config, VOCABULARY, seed, split, index, COMPARED_KNOBS)
+    cell: Cell = setup.cell
+    case = build_case(case_config(config), seed, split, cell.domain, cell.context_tokens, setup.sample)
+    question = case.questions[cell.category]
+    variant = config.variant
+    lines = {"narrative": case.lines, "oracle": case.oracle, "closedbook": ()}[variant]
+    context = LINE_SEPARATOR.join(lines)
+    question_text = render_question(question.text, question.options)
+    prompt = render_prompt(variant, cell.domain, context, question_text)
+    context_start = len(prompt_head(variant, cell.domain))
+    encoding = prompt_meter(config.tokenizer, config.chat_template).encode(prompt)
+    proof_rows = sorted(question.proof) if lines else []
+    reference_costs = reference_line_costs(lines) if lines else []
+    token_ranges, total = line_token_ranges(reference_costs, proof_rows)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + len(LINE_SEPARATOR))
+    chars = [(starts[row], starts[row] + len(lines[row])) for row in proof_rows]
+    evidence = evidence_measures(token_ranges, total, len(context), chars)
+    nodes, edges = proof_graph(case, question, lines)
+    depth = max((depth_of(case.trace, row) for row in question.proof), default=0) + 1
+    difficulty = {
+        **lurch_difficulty(encoding, context_start, context, cell.context_tokens, evidence, depth),
+        "domain": cell.domain, "category": cell.category, "variant": variant,
+        "case_entries": len(case.entries), "chain_hops": question.params.get("hops", 0),
+    }
+    letter = LETTERS[question.gold]
+    params = {
+        "case_seed": case.seed, "cell": cell._asdict(), "sample": setup.sample, "rng_seed": setup.rng_seed,
+        "question": question.params, "failure_modes": list(question.failure_modes),
+        "culprit": case.blueprint.culprit, "case_tokens": case.fitted_tokens,
+        "tokenizer": config.tokenizer, "chat_template": config.chat_template, "config": config_to_dict(config),
+    }
+    return Instance(
+        id=instance_id(config_name, split, index, FAMILY), family=FAMILY, task=config_name, config_name=config_name,
+        split=split, index=index, seed=seed, family_version=VERSION, config_hash=setup.config_hash,
+        source_hash=setup.source_hash, context=context, question=question_text, prompt=prompt,
+        answer_format="mcq_single", answer=letter, answer_text=letter, options=list(question.options),
+        answer_items=[letter], evidence=list(evidence.spans), reasoning_graph={"nodes": nodes, "edges": edges},
+        difficulty=difficulty, params=canonical_json(params), pair_key=setup.pair_key,
+    )
+
+
+@lru_cache(maxsize=64)
+def reference_line_costs(lines: tuple[str, ...]) -> list[int]:
+    """Reference tokens per line of a case (one tokenization, shared by its six questions). No token crosses
+    a line junction: every line starts with '[' or '{' after the newline."""
+    return joined_costs(list(lines), reference_counter(), LINE_SEPARATOR)
+
+
+def proof_graph(case: CaseFile, question: Question, lines) -> tuple[list[dict], list[list[str]]]:
+    """The proof trace: one evidence node per entry the answer needs (its line as written, or its narrative
+    line for the closed-book variant), the provenance edges among them, and the answer."""
+    proof = sorted(question.proof)
+    texts = lines if lines else case.lines
+    nodes = [{"id": f"e{row}", "kind": "evidence", "text": texts[row]} for row in proof]
+    members = set(proof)
+    edges = [[f"e{u}", f"e{v}"] for u, v, _ in case.trace.edges if u in members and v in members]
+    sinks = [row for row in proof if not any(u == row and v in members for u, v, _ in case.trace.edges)]
+    edges += [[f"e{row}", "answer"] for row in sinks]
+    nodes.append({"id": "answer", "kind": "answer", "text": question.options[question.gold]})
+    return nodes, edges

@@ -1,0 +1,256 @@
+"""The six question categories, each computed from the blueprint and the firing trace: six options (one
+correct), every wrong option labelled with the failure mode it stands for, and the proof trace (the entries
+that derive the answer)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ...core.rng import StableRng
+from .blueprint import Action, Blueprint
+from .case import LAST_DAY, MINUTES_PER_DAY, Entry, at, clock, day_of, stamp
+
+CATEGORIES = ("chain", "cascade", "conflict", "counterfactual", "temporal", "retrieval")
+NUM_OPTIONS = 6
+ARROW = " -> "
+
+
+@dataclass(frozen=True)
+class Question:
+    category: str
+    text: str
+    options: tuple[str, ...]
+    gold: int
+    failure_modes: tuple[str | None, ...]  # None for the correct option
+    proof: tuple[int, ...]  # indices of the entries (in case order) that derive the answer
+    params: dict
+
+
+def place_options(gold: str, wrong: Sequence[tuple[str, str]], position: int, rng: StableRng
+                  ) -> tuple[tuple[str, ...], tuple[str | None, ...], int]:
+    """Options with the gold at ``position`` and the wrong ones (text, failure mode) shuffled around it."""
+    others = rng.shuffled(list(wrong))
+    others.insert(position, (gold, None))
+    return tuple(t for t, _ in others), tuple(m for _, m in others), position
+
+
+def rank_balanced(gold_key: int, pool: Sequence[tuple[object, int]], k: int, rng: StableRng) -> list[object]:
+    """``k`` items of ``pool`` ((item, key) pairs) chosen so that the gold's rank by key among the k + 1 is a
+    seeded uniform draw over the ranks the pool allows: no 'earliest' or 'latest' option gives the answer away."""
+    before = [item for item, key in pool if key < gold_key]
+    after = [item for item, key in pool if key > gold_key]
+    ranks = [r for r in range(k + 1) if r <= len(before) and k - r <= len(after)]
+    if not ranks:
+        raise ValueError("recon: too few candidates for a balanced option set")
+    rank = rng.choice(ranks)
+    return rng.sample(before, rank) + rng.sample(after, k - rank)
+
+
+class Index:
+    """Find entries of the case (in case order) by their fact."""
+
+    def __init__(self, entries: Sequence[Entry]) -> None:
+        self.entries = entries
+
+    def find(self, predicate: Callable[[dict], bool]) -> list[int]:
+        return [k for k, e in enumerate(self.entries) if e.structural and predicate(e.fact)]
+
+    def one(self, predicate: Callable[[dict], bool]) -> int:
+        found = self.find(predicate)
+        if len(found) != 1:
+            raise ValueError(f"recon: expected one entry, found {len(found)}")
+        return found[0]
+
+
+def trail_proof(index: Index, trail) -> list[int]:
+    clues = [trail.origin, *trail.clues]
+    proof = [index.one(lambda f: f["kind"] == "lead" and f["clue"] == trail.origin)]
+    for a, b in zip(clues, clues[1:], strict=False):
+        proof.append(index.one(lambda f, a=a, b=b: f["kind"] == "link" and f["from"] == a and f["to"] == b))
+    proof.append(index.one(lambda f: f["kind"] == "conclude" and f["clue"] == clues[-1]))
+    return proof
+
+
+# ------------------------------------------------------------------------------------------------------- chain
+
+EDITS = ("swap", "drop", "insert", "replace")
+EDIT_MODES = {"swap": "reversed_order", "drop": "incomplete_chain", "insert": "over_scoping",
+              "replace": "wrong_chain"}
+
+
+def apply_edit(items: list[str], kind: str, rng: StableRng, foreign: Sequence[str]) -> list[str]:
+    out = list(items)
+    if kind == "swap":
+        i = rng.below(len(out) - 1)
+        out[i], out[i + 1] = out[i + 1], out[i]
+    elif kind == "drop":
+        del out[rng.below(len(out))]
+    elif kind == "insert":
+        out.insert(rng.below(len(out) + 1), rng.choice(foreign))
+    else:
+        out[rng.below(len(out))] = rng.choice(foreign)
+    return out
+
+
+def inverse_base(gold: list[str], rng: StableRng, foreign: Sequence[str]) -> tuple[list[str], str]:
+    """A hidden base one edit away from the gold (the gold is then one edit away from the base, as every option
+    is): the options are exchangeable, so no option's length or overlap with the others marks the gold."""
+    kind = rng.choice(EDITS)
+    return apply_edit(gold, kind, rng, foreign), kind
+
+
+def chain_question(bp: Blueprint, index: Index, rng: StableRng, position: int) -> Question:
+    t = rng.below(len(bp.trails))
+    trail = bp.trails[t]
+    gold = list(trail.clues)
+    foreign = [c for k, other in enumerate(bp.trails) if k != t for c in (other.origin, *other.clues)]
+    base, base_edit = inverse_base(gold, rng, foreign)
+    seen = {tuple(gold)}
+    wrong = []
+    while len(wrong) < NUM_OPTIONS - 1:
+        kind = rng.choice(EDITS)
+        candidate = apply_edit(base, kind, rng, foreign)
+        if len(candidate) >= 2 and tuple(candidate) not in seen and trail.origin not in candidate:
+            seen.add(tuple(candidate))
+            wrong.append((ARROW.join(candidate), EDIT_MODES[kind]))
+    options, modes, gold_at = place_options(ARROW.join(gold), wrong, position, rng)
+    conclusion = bp.domain.conclusion.format(person=trail.person, incident=bp.incident)
+    text = (f"The finding that {conclusion} rests on a trail of findings that began with {trail.origin}. Which "
+            f"option lists, in order, every finding that trail passed through after {trail.origin}, up to the one "
+            "the finding rests on?")
+    return Question("chain", text, options, gold_at, modes, tuple(trail_proof(index, trail)),
+                    {"trail": t, "hops": len(gold), "base_edit": base_edit})
+
+
+# ----------------------------------------------------------------------------------------------------- cascade
+
+def cascade_question(bp: Blueprint, index: Index, rng: StableRng, position: int) -> Question:
+    """A withdrawn link; which conclusion lost all its support (reachability from the trail's origin with the
+    link cut), among conclusions that survive through independent support or fall to other withdrawals."""
+    fatal = [w for w in bp.withdrawals if w.trail >= 2]
+    w = rng.choice(fatal)
+    trail = bp.trails[w.trail]
+    concluded = {k: tr.minutes[-1] for k, tr in enumerate(bp.trails)}
+    pool = [(k, concluded[k]) for k in range(len(bp.trails)) if k not in (w.trail, 1)]  # the culprit once
+    chosen = rank_balanced(concluded[w.trail], pool, NUM_OPTIONS - 1, rng)
+    trap = next(x for x in bp.withdrawals if x.trail == 0)
+
+    def mode(k: int) -> str:
+        if k == 0:
+            return "ignores_independent_support" if trap.minute <= w.minute else "wrong_target"
+        other = next(x for x in bp.withdrawals if x.trail == k)
+        return "recency_bias" if other.minute > w.minute else "wrong_target"
+
+    def phrase(k: int) -> str:
+        return bp.domain.conclusion.format(person=bp.trails[k].person, incident=bp.incident)
+
+    options, modes, gold_at = place_options(phrase(w.trail), [(phrase(k), mode(k)) for k in chosen], position, rng)
+    clues = [trail.origin, *trail.clues]
+    source, target = clues[w.hop], clues[w.hop + 1]
+    withdrawn = index.one(lambda f: f["kind"] == "withdraw" and f["from"] == source and f["to"] == target)
+    text = (f"On {stamp(w.minute)}, the finding that {source} led to {target} was withdrawn. Which of these findings "
+            "lost all of its support as a result?")
+    proof = [withdrawn, *trail_proof(index, trail)[w.hop:]]
+    return Question("cascade", text, options, gold_at, modes, tuple(proof),
+                    {"trail": w.trail, "hop": w.hop, "chosen_trails": chosen})
+
+
+# ---------------------------------------------------------------------------------------------------- conflict
+
+def conflict_question(bp: Blueprint, index: Index, rng: StableRng, position: int) -> Question:
+    c = bp.conflict
+    wrong = [(c.false_place, "recency_bias" if not c.later_is_true else "authority_bias")]
+    wrong += [(p, "temporal_confusion") for p in c.other_places]
+    options, modes, gold_at = place_options(c.true_place, wrong, position, rng)
+    text = (f"Two accounts disagree about where {c.subject} was on Day {day_of(c.minute)} at about "
+            f"{clock(c.minute)}. Where was {c.subject} at that time?")
+    statements = index.find(lambda f: f["kind"] == "statement" and f["person"] == c.subject
+                            and f["minute"] == c.minute)
+    record = index.one(lambda f: f["kind"] == "record" and f["person"] == c.subject and f["place"] == c.true_place
+                       and f["start"] <= c.minute <= f["end"])
+    return Question("conflict", text, options, gold_at, modes, tuple(sorted([*statements, record])), {})
+
+
+# ---------------------------------------------------------------------------------------------- counterfactual
+
+def between(rng: StableRng, low: int, high: int) -> int:
+    """A minute strictly inside (low, high)."""
+    return rng.integer(low + 1, high - 1)
+
+
+def counterfactual_question(bp: Blueprint, index: Index, rng: StableRng, position: int, form: str) -> Question:
+    """Move a result later (``later``: which action would not have gone ahead when it did) or earlier
+    (``earlier``: which planned action would then have gone ahead)."""
+    d = rng.below(2)
+    result, other = bp.discoveries[d], bp.discoveries[1 - d]
+    done = [a for a in result.actions if a.done]
+    blocked = [a for a in result.actions if not a.done]
+    if form == "later":
+        j = rng.integer(1, len(done) - 1)
+        moved = between(rng, done[j - 1].minute, done[j].minute)
+        gold = rng.choice(done[:j])
+        pool = [(a, "timeline_confusion") for a in done[j:]] + [(a, "counterfactual_confusion") for a in blocked]
+        text = (f"Suppose the result on {result.clue} had come in only on {stamp(moved)} instead of "
+                f"{stamp(result.minute)}. Which of these actions would not have gone ahead when it did?")
+    else:
+        j = rng.integer(0, len(blocked) - 1)
+        low = blocked[j - 1].minute if j else blocked[0].minute - 2 * MINUTES_PER_DAY
+        moved = between(rng, low, blocked[j].minute)
+        gold = rng.choice(blocked[j:])
+        pool = [(a, "timeline_confusion") for a in blocked[:j]] + [(a, "counterfactual_confusion") for a in done]
+        text = (f"Suppose the result on {result.clue} had come in already on {stamp(moved)} instead of "
+                f"{stamp(result.minute)}. Which of these planned actions would then have gone ahead?")
+    pool += [(a, "false_equivalence") for a in other.actions]
+    modes_of = {a.phrase: m for a, m in pool}
+    chosen: list[Action] = rank_balanced(gold.minute, [(a, a.minute) for a, _ in pool], NUM_OPTIONS - 1, rng)
+    options, modes, gold_at = place_options(gold.phrase, [(a.phrase, modes_of[a.phrase]) for a in chosen], position,
+                                            rng)
+    proof = [index.one(lambda f: f["kind"] == "result" and f["clue"] == result.clue),
+             index.one(lambda f: f["kind"] == "action" and f["action"] == gold.phrase)]
+    return Question("counterfactual", text, options, gold_at, modes, tuple(sorted(proof)),
+                    {"form": form, "moved_to": moved, "discovery": d})
+
+
+# ---------------------------------------------------------------------------------------------------- temporal
+
+def temporal_question(bp: Blueprint, index: Index, rng: StableRng, position: int) -> Question:
+    a = bp.alibi
+    wrong = [(p, "single_stream_reading") for p in a.subjects if p != a.unaccounted]
+    options, modes, gold_at = place_options(a.unaccounted, wrong, position, rng)
+    incident = bp.incident[0].upper() + bp.incident[1:]
+    text = (f"{incident} took place on Day {day_of(a.start)} between {clock(a.start)} and {clock(a.end)}. Which of "
+            "these people is "
+            "not accounted for by the records for the whole of that time?")
+    proof = [index.one(lambda f: f["kind"] == "incident")]
+    proof += index.find(lambda f: f["kind"] == "record" and f["person"] == a.unaccounted
+                        and day_of(f["start"]) == day_of(a.start))
+    return Question("temporal", text, options, gold_at, modes, tuple(sorted(proof)), {})
+
+
+# --------------------------------------------------------------------------------------------------- retrieval
+
+def retrieval_question(bp: Blueprint, index: Index, rng: StableRng, position: int) -> Question:
+    """Where an item was held at a given moment, among every place its custody history names."""
+    moves = bp.custody.moves
+    j = rng.below(len(moves))
+    end = moves[j + 1][0] if j + 1 < len(moves) else min(moves[j][0] + 2 * MINUTES_PER_DAY, at(LAST_DAY, 23, 59))
+    asked = between(rng, moves[j][0], end)
+    last = len(moves) - 1
+    wrong = [(place, "recency_bias" if k == last else "future_state" if k > j else "stale_state")
+             for k, (_, place) in enumerate(moves) if k != j]
+    options, modes, gold_at = place_options(moves[j][1], wrong, position, rng)
+    thing = bp.custody.thing
+    text = f"Where was {thing} held on {stamp(asked)}?"
+    proof = index.find(lambda f: f["kind"] == "custody" and f["thing"] == thing)[j:j + 2]
+    return Question("retrieval", text, options, gold_at, modes, tuple(proof), {"asked": asked, "move": j})
+
+
+def build_question(category: str, bp: Blueprint, entries: Sequence[Entry], rng: StableRng, position: int,
+                   sample: int) -> Question:
+    index = Index(entries)
+    if category == "counterfactual":
+        return counterfactual_question(bp, index, rng, position, "later" if sample % 2 == 0 else "earlier")
+    maker = {"chain": chain_question, "cascade": cascade_question, "conflict": conflict_question,
+             "temporal": temporal_question, "retrieval": retrieval_question}[category]
+    return maker(bp, index, rng, position)
