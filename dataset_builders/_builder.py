@@ -217,7 +217,7 @@ def builder_configs(family: str) -> list[LurchBuilderConfig]:
     return [
         LurchBuilderConfig(name=task.name, version=version, description=task.description)
         for task in all_tasks()
-        if task.family == family
+        if task.family == family and task.stored_as is None  # views are read from the config they filter
     ]
 
 

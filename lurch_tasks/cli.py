@@ -59,11 +59,12 @@ def cmd_list(args: argparse.Namespace) -> int:
     rows = []
     for task in all_tasks():
         family = get_family(task.family)
+        extra = [name for name, members in family.extra_groups if task.name in members]
         rows.append({
             "name": task.name, "family": task.family, "family_version": family.version,
-            "group": family.group if task.in_suite else None, "instances": task.config.size(),
-            "paper_faithful": task.paper_faithful, "description": task.description,
-            "config": config_to_dict(task.config),
+            "group": family.group if task.in_suite else (extra[0] if extra else None),
+            "instances": task.config.size(), "paper_faithful": task.paper_faithful, "stored_as": task.stored_as,
+            "description": task.description, "config": config_to_dict(task.config),
         })
     if args.json:
         print(json.dumps(rows, indent=2))
@@ -72,8 +73,9 @@ def cmd_list(args: argparse.Namespace) -> int:
         group = f"  [group {row['group']}]" if row["group"] else ""
         faithful = "  [paper-faithful: known shortcut holes, see `lurch audit-shortcuts`]" \
             if row["paper_faithful"] else ""
+        view = f"  [stored in {row['stored_as']}]" if row["stored_as"] else ""
         print(f"{row['name']}  ({row['family']} v{row['family_version']}, {row['instances']} instances)"
-              f"{group}{faithful}")
+              f"{group}{view}{faithful}")
         print(f"    {row['description']}")
         knobs = ", ".join(f"{k}={json.dumps(v)}" for k, v in row["config"].items())
         print(f"    {knobs}")

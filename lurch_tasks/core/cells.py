@@ -45,10 +45,17 @@ def cell_position(index: int, num_cells: int) -> int:
     return (index % num_cells) * golden_stride(num_cells) % num_cells
 
 
+def config_cell_position(config: Any, index: int, num_cells: int) -> int:
+    """Position of instance ``index``'s cell: the golden-stride order, unless the config orders its docs
+    itself (``config.cell_position``, e.g. RECON keeps a case's questions on consecutive indices)."""
+    own = getattr(config, "cell_position", None)
+    return own(index) if own is not None else cell_position(index, num_cells)
+
+
 def cell_at(config: Any, index: int) -> Any:
     """The knob cell of instance ``index``."""
     cells = config.cells()
-    return cells[cell_position(index, len(cells))]
+    return cells[config_cell_position(config, index, len(cells))]
 
 
 def pair_hash(config: Any, compared_knobs: tuple[str, ...]) -> str:
@@ -72,6 +79,6 @@ def setup_instance(family: str, config: Any, vocabulary: tuple[str, ...], seed: 
     if not 0 <= index < len(cells) * config.num_samples:
         raise ValueError(f"index: {index} is out of range; allowed: 0..{len(cells) * config.num_samples - 1}")
     cfg_hash, src_hash, shared = _fingerprints(config, vocabulary, tuple(compared_knobs))
-    return InstanceSetup(cells[cell_position(index, len(cells))], index // len(cells), cfg_hash, src_hash,
-                         derive_seed(family, shared, seed, split, index),
+    cell = cells[config_cell_position(config, index, len(cells))]
+    return InstanceSetup(cell, index // len(cells), cfg_hash, src_hash, derive_seed(family, shared, seed, split, index),
                          f"{family}/{shared[:16]}/{seed}/{split}/{index}")

@@ -48,6 +48,8 @@ class Family:
     min_context_tokens: int | None = None
     # Groups besides the family group: (group name, member task names), e.g. a variant's six tasks.
     extra_groups: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # (view config, stored row) -> whether the row belongs to the view (tasks with ``stored_as``)
+    stored_filter: Callable[[Any, dict], bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,9 @@ class Task:
     # Replicates a source paper exactly, holes included (DESIGN 3.5): never a default, and its known
     # shortcut scores are reported rather than failed.
     paper_faithful: bool = False
+    # A view: its rows are those of this stored config that the family's ``stored_filter`` keeps (RECON's
+    # per-category tasks read the all-category config, where each case is stored once, not once per category).
+    stored_as: str | None = None
 
 
 _FAMILIES: dict[str, Family] = {}
@@ -83,6 +88,9 @@ def register_task(task: Task) -> Task:
         raise ValueError(f"task {task.name!r} names unknown family {task.family!r}")
     if task.paper_faithful and task.in_suite:
         raise ValueError(f"task {task.name!r}: a paper_faithful config is never part of the default suite")
+    if task.stored_as is not None and (task.stored_as not in _TASKS or _FAMILIES[task.family].stored_filter is None):
+        raise ValueError(f"task {task.name!r}: stored_as {task.stored_as!r} is not a registered task of a family with "
+                         "a stored_filter")
     if not isinstance(task.config, _FAMILIES[task.family].config_type):
         raise TypeError(f"task {task.name!r}: config is not a {_FAMILIES[task.family].config_type.__name__}")
     _TASKS[task.name] = task

@@ -39,6 +39,9 @@ for _name, _what in (
     ("airline_codes.txt", "two-letter codes used as invented airline prefixes"),
 ):
     VOCABULARIES[_name] = VocabularyInfo(license="apache-2.0", note=f"{_what}; {_COMPILED}")
+VOCABULARIES["recon_catalog.json"] = VocabularyInfo(
+    license="apache-2.0", note="RECON domain catalogues (roles, entry types, streams, invalidation kinds, item words); "
+    f"{_COMPILED.replace('the graph family', 'the RECON family')}")
 # Generated data with no share-alike source carries the code's licence.
 DEFAULT_DATA_LICENSE = "apache-2.0"
 

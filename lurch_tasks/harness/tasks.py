@@ -36,7 +36,10 @@ def build_docs(task_name: str, **metadata: Any) -> dict[str, Any]:
     window = model_window(metadata)
     if request.dataset_path:
         config = registered.config
-        stored = list(_stored_docs(request.dataset_path, task_name, request.split))
+        stored_name = registered.stored_as or task_name
+        stored = list(_stored_docs(request.dataset_path, stored_name, request.split))
+        if registered.stored_as:  # a view keeps its own rows of the stored config
+            stored = [row for row in stored if family.stored_filter(config, row)]
         rows, total = _fit_check(window, request, family, config, metadata)(stored), len(stored)
     else:
         overrides = raised_lengths(task_name, family, dict(request.overrides), request.strict)

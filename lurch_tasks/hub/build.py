@@ -241,6 +241,15 @@ def _check_materialize_args(config_names: object, out_dir: object, num_proc: obj
     return names
 
 
+def check_not_view(name: str) -> None:
+    from ..core.registry import get_task
+
+    stored = get_task(name).stored_as
+    if stored:
+        raise ValueError(f"config: {name!r} is a view of {stored!r} (its lm-eval task reads that config's rows); "
+                         f"allowed: materialize {stored!r}")
+
+
 def check_ownership(out_dir: Path, names: Sequence[str], overwrite: bool) -> None:
     """Refuse (one line) to replace a card or config folder that an earlier run did not write, unless
     ``overwrite``. Everything else in ``out_dir`` is left alone in any case."""
@@ -326,7 +335,8 @@ def materialize(
     check_limit(limit)
     if not isinstance(max_rows_per_file, int) or max_rows_per_file < 1:
         raise ValueError(f"max_rows_per_file: {max_rows_per_file!r} is not allowed; allowed: a positive integer")
-    for name in names:  # fail fast: unknown configs, bad overrides/seed, missing builders
+    for name in names:  # fail fast: unknown configs, views, bad overrides/seed, missing builders
+        check_not_view(name)
         builder_class(resolved_task(name, overrides, seed).family)
     remove_stale_staging(out_dir)
     recover_interrupted(out_dir)

@@ -89,6 +89,7 @@ register_family(
         extra_metrics=EXTRA_METRICS, chance=chance, min_context_tokens=MIN_CONTEXT_TOKENS,
         extra_groups=(("recon_oracle", _tasks("recon_oracle")),
                       ("recon_closedbook", _tasks("recon_closedbook"))),
+        stored_filter=lambda config, row: row["difficulty"]["category"] in config.categories,
     )
 )
 
@@ -100,14 +101,20 @@ _DESCRIPTIONS = {
     "temporal": "who is not accounted for during the incident window by two parallel streams",
     "retrieval": "where an item was held at a given moment of its custody history",
 }
-for _category, _what in _DESCRIPTIONS.items():
-    register_task(Task(f"recon_{_category}", FAMILY, ReconConfig(categories=(_category,)),
-                       f"RECON {_category}: {_what}; 16k-32k-token case files", in_suite=True))
-    register_task(Task(f"recon_oracle_{_category}", FAMILY, ReconConfig(categories=(_category,), variant="oracle"),
-                       f"RECON {_category} on the structured case (JSON entries): the reasoning without the reading"))
-    register_task(Task(f"recon_closedbook_{_category}", FAMILY,
-                       ReconConfig(categories=(_category,), variant="closedbook"),
-                       f"RECON {_category} without the case (contamination filter: should stay at 0)"))
+_VARIANTS = {
+    "recon": ("narrative", "16k-32k-token case files"),
+    "recon_oracle": ("oracle", "the structured case as JSON entries: the reasoning without the reading"),
+    "recon_closedbook": ("closedbook", "no case at all (contamination filter: a model should stay at 0)"),
+}
+for _prefix, (_variant, _what_variant) in _VARIANTS.items():
+    _stored = f"{_prefix}_all"
+    register_task(Task(_stored, FAMILY, ReconConfig(variant=_variant),
+                       f"RECON, all six categories, {_what_variant}; a case's questions on consecutive rows (the "
+                       f"stored config its six {_prefix}_<category> tasks read)"))
+    for _category, _what in _DESCRIPTIONS.items():
+        register_task(Task(f"{_prefix}_{_category}", FAMILY, ReconConfig(categories=(_category,), variant=_variant),
+                           f"RECON {_category}: {_what}; {_what_variant}", in_suite=_prefix == GROUP,
+                           stored_as=_stored))
 register_task(Task("recon_long", FAMILY, ReconConfig(context_tokens=(65_536, 131_072), num_samples=2),
                    "RECON at paper scale: every category on 64k-128k-token case files (opt-in)"))
 

@@ -99,6 +99,8 @@ class Blueprint:
     alibi: Alibi
     custody: Custody
     entries: tuple[Entry, ...]  # the structural rules (routine filler comes from ``filler_units``)
+    chain_trail: int  # the trail the chain question asks about
+    twin: Trail  # a closed trail shaped and timed like it: the wrong options' findings come from it
 
 
 class Names:
@@ -251,13 +253,36 @@ def build_blueprint(names: Names, hops: list[int]) -> Blueprint:
         entries.append(entry(names, w.minute, rng.choice(domain.finding_types),
                              {"kind": "withdraw", "from": source, "to": target, "reason": w.reason},
                              (f"link:{source}>{target}",), (f"withdrawn:{source}>{target}",)))
+    asked = rng.below(len(trails))
+    twin, twin_entries = build_twin(names, trails[asked], next((w for w in withdrawals if w.trail == asked), None))
+    entries += twin_entries
     conflict, conflict_entries = build_conflict(names, culprit, conflict_places)
     discoveries, discovery_entries = build_discoveries(names)
     alibi, alibi_entries = build_alibi(names, alibi_place, incident, culprit)
     custody, custody_entries = build_custody(names, custody_places)
     entries += conflict_entries + discovery_entries + alibi_entries + custody_entries
     return Blueprint(domain, incident, culprit, tuple(trails), tuple(withdrawals), conflict, tuple(discoveries),
-                     alibi, custody, tuple(entries))
+                     alibi, custody, tuple(entries), asked, twin)
+
+
+def build_twin(names: Names, trail: Trail, withdrawal: Withdrawal | None) -> tuple[Trail, list[Entry]]:
+    """A routine trail with the asked trail's length, stretch of days and (if it has one) a withdrawn link, so
+    a finding borrowed from it into a wrong option is mentioned as often and as late as the trail's own."""
+    rng = names.rng
+    hops = len(trail.clues)
+    minutes = spread(rng, at(day_of_minute(trail.minutes[0]), 0), at(day_of_minute(trail.minutes[-1]), 23, 59),
+                     hops + 2)
+    twin = Trail(names.clue(), tuple(names.clue() for _ in range(hops)), names.person(), tuple(minutes))
+    entries = trail_entries(names, twin.origin, list(twin.clues), minutes, {"kind": "close", "person": twin.person})
+    if withdrawal is not None:
+        hop = rng.below(hops)
+        clues = [twin.origin, *twin.clues]
+        minute = spread(rng, minutes[-1] + 30, at(LAST_DAY, 20), 1)[0]  # drawn as the trails' own are
+        entries.append(entry(names, minute, rng.choice(names.domain.finding_types),
+                             {"kind": "withdraw", "from": clues[hop], "to": clues[hop + 1],
+                              "reason": rng.choice(names.domain.invalidations)},
+                             (f"link:{clues[hop]}>{clues[hop + 1]}",), (f"withdrawn:{clues[hop]}>{clues[hop + 1]}",)))
+    return twin, entries
 
 
 def record_entry(names: Names, presence: Presence, logged: int, structural: bool = True) -> Entry:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from ...core.cells import cell_position
 from ...core.config import (
     require,
     require_budget_knobs,
@@ -45,7 +46,7 @@ class ReconConfig:
     min_hops: int = MIN_HOPS
     max_hops: int = MAX_HOPS
     variant: str = "narrative"
-    num_samples: int = 48
+    num_samples: int = 96  # a few hundred rows per category: the audit of a six-option task needs them
     tokenizer: str = REFERENCE_TOKENIZER
     chat_template: bool = False
 
@@ -67,9 +68,17 @@ class ReconConfig:
         require_budget_knobs(self.tokenizer, self.chat_template)
 
     def cells(self) -> list[Cell]:
-        """Case cells times categories (categories fastest). Docs visit them in golden-stride order; the
-        questions of one case share its (domain, length, sample)."""
+        """Case cells (domain, length) times categories, categories fastest."""
         return [Cell(d, n, c) for d in self.domains for n in self.context_tokens for c in self.categories]
+
+    def cell_position(self, index: int) -> int:
+        """Docs are case-major: the questions of one case sit on consecutive indices (so a stored config's
+        compression sees a case's text once per case, not once per question), and cases visit the (domain,
+        length) cells in golden-stride order, so any prefix covers every domain and length."""
+        per_case = len(self.categories)
+        cases = len(self.domains) * len(self.context_tokens)
+        case, category = divmod(index, per_case)
+        return cell_position(case % cases, cases) * per_case + category
 
     def size(self) -> int:
         return len(self.cells()) * self.num_samples

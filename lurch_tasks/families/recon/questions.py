@@ -35,15 +35,25 @@ def place_options(gold: str, wrong: Sequence[tuple[str, str]], position: int, rn
     return tuple(t for t, _ in others), tuple(m for _, m in others), position
 
 
-def rank_balanced(gold_key: int, pool: Sequence[tuple[object, int]], k: int, rng: StableRng) -> list[object]:
-    """``k`` items of ``pool`` ((item, key) pairs) chosen so that the gold's rank by key among the k + 1 is a
-    seeded uniform draw over the ranks the pool allows: no 'earliest' or 'latest' option gives the answer away."""
-    before = [item for item, key in pool if key < gold_key]
-    after = [item for item, key in pool if key > gold_key]
-    ranks = [r for r in range(k + 1) if r <= len(before) and k - r <= len(after)]
+def feasible_ranks(gold_key: int, pool: Sequence[tuple[object, int]], k: int) -> list[int]:
+    """Ranks the gold can take among itself and ``k`` items of ``pool`` ((item, key) pairs) ordered by key."""
+    before = sum(1 for _, key in pool if key < gold_key)
+    after = sum(1 for _, key in pool if key > gold_key)
+    return [r for r in range(k + 1) if r <= before and k - r <= after]
+
+
+def rank_balanced(gold_key: int, pool: Sequence[tuple[object, int]], k: int, rng: StableRng,
+                  rank: int | None = None) -> list[object]:
+    """``k`` items of ``pool`` chosen so that the gold's rank by key among the k + 1 is ``rank`` (when the pool
+    allows it) or a seeded draw over the ranks the pool allows: no 'earliest' or 'latest' option gives the
+    answer away."""
+    ranks = feasible_ranks(gold_key, pool, k)
     if not ranks:
         raise ValueError("recon: too few candidates for a balanced option set")
-    rank = rng.choice(ranks)
+    if rank not in ranks:
+        rank = rng.choice(ranks)
+    before = [item for item, key in pool if key < gold_key]
+    after = [item for item, key in pool if key > gold_key]
     return rng.sample(before, rank) + rng.sample(after, k - rank)
 
 
@@ -101,10 +111,10 @@ def inverse_base(gold: list[str], rng: StableRng, foreign: Sequence[str]) -> tup
 
 
 def chain_question(bp: Blueprint, index: Index, rng: StableRng, position: int) -> Question:
-    t = rng.below(len(bp.trails))
+    t = bp.chain_trail
     trail = bp.trails[t]
     gold = list(trail.clues)
-    foreign = [c for k, other in enumerate(bp.trails) if k != t for c in (other.origin, *other.clues)]
+    foreign = list(bp.twin.clues)  # the twin's findings: as often and as late mentioned as the trail's own
     base, base_edit = inverse_base(gold, rng, foreign)
     seen = {tuple(gold)}
     wrong = []
@@ -129,11 +139,19 @@ def cascade_question(bp: Blueprint, index: Index, rng: StableRng, position: int)
     """A withdrawn link; which conclusion lost all its support (reachability from the trail's origin with the
     link cut), among conclusions that survive through independent support or fall to other withdrawals."""
     fatal = [w for w in bp.withdrawals if w.trail >= 2]
-    w = rng.choice(fatal)
+    # a conclusion is last mentioned by its (latest) conclusion entry; the culprit's two count as one option
+    mentioned = {k: tr.minutes[-1] for k, tr in enumerate(bp.trails)}
+    mentioned[0] = max(mentioned[0], mentioned.pop(1))
+
+    def pool_for(w) -> list[tuple[int, int]]:
+        return [(k, m) for k, m in mentioned.items() if k != w.trail]
+
+    # the rank first, then a withdrawal that allows it: the gold's recency rank is uniform over questions
+    rank = rng.below(NUM_OPTIONS)
+    fitting = [w for w in fatal if rank in feasible_ranks(mentioned[w.trail], pool_for(w), NUM_OPTIONS - 1)]
+    w = rng.choice(fitting or fatal)
     trail = bp.trails[w.trail]
-    concluded = {k: tr.minutes[-1] for k, tr in enumerate(bp.trails)}
-    pool = [(k, concluded[k]) for k in range(len(bp.trails)) if k not in (w.trail, 1)]  # the culprit once
-    chosen = rank_balanced(concluded[w.trail], pool, NUM_OPTIONS - 1, rng)
+    chosen = rank_balanced(mentioned[w.trail], pool_for(w), NUM_OPTIONS - 1, rng, rank)
     trap = next(x for x in bp.withdrawals if x.trail == 0)
 
     def mode(k: int) -> str:
@@ -179,31 +197,52 @@ def between(rng: StableRng, low: int, high: int) -> int:
     return rng.integer(low + 1, high - 1)
 
 
+def counterfactual_setups(bp: Blueprint, form: str) -> list[tuple[int, int, Action, list[tuple[Action, str]]]]:
+    """Every (result, cut j, gold action, pool of wrong actions with their failure modes) a question can use.
+    ``later``: the result moves to between its j-th and (j+1)-th action, so one of the first j is the gold;
+    ``earlier``: it moves to before the j-th blocked action, so one of those from j on is the gold."""
+    setups = []
+    first, second = bp.discoveries
+    for d, (result, other) in enumerate(((first, second), (second, first))):
+        done = [a for a in result.actions if a.done]
+        blocked = [a for a in result.actions if not a.done]
+        unrelated = [(a, "false_equivalence") for a in other.actions]
+        if form == "later":
+            for j in range(1, len(done)):
+                pool = [(a, "timeline_confusion") for a in done[j:]] + [(a, "counterfactual_confusion")
+                                                                        for a in blocked]
+                setups += [(d, j, gold, pool + unrelated) for gold in done[:j]]
+        else:
+            for j in range(len(blocked)):
+                pool = [(a, "timeline_confusion") for a in blocked[:j]] + [(a, "counterfactual_confusion")
+                                                                           for a in done]
+                setups += [(d, j, gold, pool + unrelated) for gold in blocked[j:]]
+    return setups
+
+
 def counterfactual_question(bp: Blueprint, index: Index, rng: StableRng, position: int, form: str) -> Question:
     """Move a result later (``later``: which action would not have gone ahead when it did) or earlier
-    (``earlier``: which planned action would then have gone ahead)."""
-    d = rng.below(2)
-    result, other = bp.discoveries[d], bp.discoveries[1 - d]
+    (``earlier``: which planned action would then have gone ahead). The gold's rank in time among the options
+    is drawn first, then a setup that allows it."""
+    rank = rng.below(NUM_OPTIONS)
+    setups = counterfactual_setups(bp, form)
+    fitting = [s for s in setups if rank in feasible_ranks(s[2].minute, [(a, a.minute) for a, _ in s[3]],
+                                                           NUM_OPTIONS - 1)]
+    d, j, gold, pool = rng.choice(fitting or setups)
+    result = bp.discoveries[d]
     done = [a for a in result.actions if a.done]
     blocked = [a for a in result.actions if not a.done]
     if form == "later":
-        j = rng.integer(1, len(done) - 1)
         moved = between(rng, done[j - 1].minute, done[j].minute)
-        gold = rng.choice(done[:j])
-        pool = [(a, "timeline_confusion") for a in done[j:]] + [(a, "counterfactual_confusion") for a in blocked]
         text = (f"Suppose the result on {result.clue} had come in only on {stamp(moved)} instead of "
                 f"{stamp(result.minute)}. Which of these actions would not have gone ahead when it did?")
     else:
-        j = rng.integer(0, len(blocked) - 1)
         low = blocked[j - 1].minute if j else blocked[0].minute - 2 * MINUTES_PER_DAY
         moved = between(rng, low, blocked[j].minute)
-        gold = rng.choice(blocked[j:])
-        pool = [(a, "timeline_confusion") for a in blocked[:j]] + [(a, "counterfactual_confusion") for a in done]
         text = (f"Suppose the result on {result.clue} had come in already on {stamp(moved)} instead of "
                 f"{stamp(result.minute)}. Which of these planned actions would then have gone ahead?")
-    pool += [(a, "false_equivalence") for a in other.actions]
     modes_of = {a.phrase: m for a, m in pool}
-    chosen: list[Action] = rank_balanced(gold.minute, [(a, a.minute) for a, _ in pool], NUM_OPTIONS - 1, rng)
+    chosen: list[Action] = rank_balanced(gold.minute, [(a, a.minute) for a, _ in pool], NUM_OPTIONS - 1, rng, rank)
     options, modes, gold_at = place_options(gold.phrase, [(a.phrase, modes_of[a.phrase]) for a in chosen], position,
                                             rng)
     proof = [index.one(lambda f: f["kind"] == "result" and f["clue"] == result.clue),

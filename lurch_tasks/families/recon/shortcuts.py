@@ -12,9 +12,9 @@ from .questions import ARROW
 from .solver import split_prompt
 
 
-def _answer(pick: Callable[[list[str], str, str], int | None]) -> Callable[[str, object], str]:
+def _answer(pick: Callable[[list[str], str, str, object], int | None]) -> Callable[[str, object], str]:
     def strategy(prompt: str, variant: object) -> str:
-        parsed = split_prompt(prompt)
+        parsed = split_prompt(prompt, read_case=False)
         if parsed is None or len(parsed.options) != len(LETTERS):
             return ""
         body = prompt.rpartition("Question: ")[0]

@@ -28,8 +28,9 @@ class Parsed:
     options: list[str]
 
 
-def split_prompt(prompt: str) -> Parsed | None:
-    """The prompt's parts, or None when it is not a RECON prompt."""
+def split_prompt(prompt: str, read_case: bool = True) -> Parsed | None:
+    """The prompt's parts, or None when it is not a RECON prompt; without ``read_case`` its entries are not
+    parsed (the surface strategies never read them)."""
     head = _DOMAIN.match(prompt)
     if not head or head.group(1) not in DOMAINS or "\nQuestion: " not in prompt or "\nOptions:\n" not in prompt:
         return None
@@ -41,8 +42,9 @@ def split_prompt(prompt: str) -> Parsed | None:
     if not marker:
         return Parsed(the_domain, "closedbook", [], text, options)
     if context.startswith("{"):
-        return Parsed(the_domain, "oracle", parse_oracle(context.rstrip("\n")), text, options)
-    return Parsed(the_domain, "narrative", parse_narrative(context.rstrip("\n"), the_domain), text, options)
+        return Parsed(the_domain, "oracle", parse_oracle(context.rstrip("\n")) if read_case else [], text, options)
+    entries = parse_narrative(context.rstrip("\n"), the_domain) if read_case else []
+    return Parsed(the_domain, "narrative", entries, text, options)
 
 
 def _minute(day: str, time: str) -> int:
