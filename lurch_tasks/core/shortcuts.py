@@ -9,7 +9,8 @@ A family registers two kinds of cheats next to its baselines:
   row and reports how well that feature alone separates gold candidates from the rest, as a ROC AUC folded
   to >= 0.5 (chance 0.5). A probe that separates well is a tell that any solver can combine with others.
 
-On a config that is not ``paper_faithful``, every shortcut must score within chance + ``MARGIN`` and every
+On a config that is not ``paper_faithful``, every shortcut must score within chance + ``MARGIN`` (or within
+``NOISE_Z`` standard errors of it, when that is wider: a small slice cannot tell 0.05 from noise) and every
 probe's AUC within 0.5 + ``PROBE_MARGIN`` (an AUC of 0.6: a random gold candidate outranks a random other
 one 60% of the time; a ranking tell that weak cannot be turned into answers on its own).
 A shortcut may declare the configs on which its regularity is the very thing being studied
@@ -27,6 +28,11 @@ from typing import Any
 
 MARGIN = 0.05
 PROBE_MARGIN = 0.10
+# A strategy fails only when its margin over chance is also beyond this many standard errors of the two means:
+# on a full grid the 0.05 margin is the binding rule; on a small slice (CI) a margin that noise alone could
+# produce (a six-option family's per-row scores of +1 / -0.2 have a standard deviation near 0.45) is reported,
+# not failed.
+NOISE_Z = 2.5
 
 OK, FAIL, EXPECTED, KNOWN = "ok", "FAIL", "expected", "known hole"
 
@@ -96,8 +102,9 @@ def mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
-def _status(score: float, chance: float, expected: bool, paper_faithful: bool, margin: float = MARGIN) -> str:
-    if score <= chance + margin:
+def _status(score: float, chance: float, expected: bool, paper_faithful: bool, margin: float = MARGIN,
+            noise: float = 0.0) -> str:
+    if score <= chance + max(margin, noise):
         return OK
     if expected:
         return EXPECTED
@@ -123,6 +130,7 @@ class StreamingAudit:
         self.rows = 0
         self._chance: list[float] = []
         self._totals = [dict.fromkeys(range(len(s.variants)), 0.0) for s in self.shortcuts]
+        self._squares = [dict.fromkeys(range(len(s.variants)), 0.0) for s in self.shortcuts]
         self._aucs: list[list[float]] = [[] for _ in self.probes]  # numeric probes: one AUC per row
         self._pooled: list[list[tuple[Any, bool]]] = [[] for _ in self.probes]  # categorical: (label, gold)
         self._learned: list[list[tuple[Any, bool]]] = [[] for _ in self.probes]
@@ -132,9 +140,11 @@ class StreamingAudit:
         self.rows += 1
         if self.exact_chance is None:
             self._chance.append(self.score(row, self.guess(row["prompt"], 0) or "")["score"])
-        for shortcut, totals in zip(self.shortcuts, self._totals, strict=True):
+        for shortcut, totals, squares in zip(self.shortcuts, self._totals, self._squares, strict=True):
             for k, variant in enumerate(shortcut.variants):
-                totals[k] += self.score(row, shortcut.answer(row["prompt"], variant))["score"]
+                value = self.score(row, shortcut.answer(row["prompt"], variant))["score"]
+                totals[k] += value
+                squares[k] += value * value
         for probe, aucs, pooled in zip(self.probes, self._aucs, self._pooled, strict=True):
             if probe.categorical:
                 pooled.extend(probe.features(row))
@@ -150,7 +160,8 @@ class StreamingAudit:
     def lines(self) -> list[AuditLine]:
         chance = mean(self._chance) if self.exact_chance is None else self.exact_chance
         lines: list[AuditLine] = []
-        for shortcut, totals in zip(self.shortcuts, self._totals, strict=True):
+        chance_variance = _variance(self._chance)
+        for shortcut, totals, squares in zip(self.shortcuts, self._totals, self._squares, strict=True):
             best_k = max(totals, key=lambda k: (totals[k], -k))
             best = totals[best_k] / self.rows if self.rows else 0.0
             best_variant = shortcut.variants[best_k]
@@ -158,8 +169,12 @@ class StreamingAudit:
             note = "" if best_variant is None else f"best variant {best_variant}"
             if expected:
                 note = (note + "; " if note else "") + "the regularity this config studies"
+            noise = NOISE_Z * _standard_error(totals[best_k], squares[best_k], self.rows, chance_variance,
+                                              len(self._chance))
+            if MARGIN < best - chance <= noise:
+                note = (note + "; " if note else "") + f"within noise on {self.rows} rows (< {noise:.3f})"
             lines.append(AuditLine(shortcut.name, shortcut.kind, best, chance,
-                                   _status(best, chance, expected, self.paper_faithful), note))
+                                   _status(best, chance, expected, self.paper_faithful, noise=noise), note))
         for k, probe in enumerate(self.probes):
             if probe.categorical:
                 learned = self._learned[k] if self._calibrated else self._pooled[k]
@@ -171,10 +186,30 @@ class StreamingAudit:
             direction = "gold higher" if raw >= 0.5 else "gold lower"
             expected = bool(probe.expected_when and probe.expected_when(self.config))
             note = f"{direction}, {len(aucs)} rows; pass <= {0.5 + PROBE_MARGIN:g}"
+            # a numeric probe's per-row AUCs are averaged: their standard error bounds what noise can do
+            noise = 0.0 if probe.categorical or len(aucs) < 2 else NOISE_Z * (_variance(aucs) / len(aucs)) ** 0.5
+            if PROBE_MARGIN < folded - 0.5 <= noise:
+                note += f"; within noise (< {0.5 + noise:.3f})"
             lines.append(AuditLine(f"{probe.name} (AUC)", probe.kind, folded, 0.5,
-                                   _status(folded, 0.5, expected, self.paper_faithful, PROBE_MARGIN),
+                                   _status(folded, 0.5, expected, self.paper_faithful, PROBE_MARGIN, noise),
                                    note + ("; by design on this config" if expected else "")))
         return lines
+
+
+def _variance(values: Sequence[float]) -> float:
+    if len(values) < 2:
+        return 0.0
+    centre = mean(values)
+    return sum((v - centre) ** 2 for v in values) / (len(values) - 1)
+
+
+def _standard_error(total: float, squares: float, rows: int, chance_variance: float, chance_rows: int) -> float:
+    """Standard error of (strategy mean - chance mean), from the strategy's sums and the chance scores'
+    variance (0 for an exact chance)."""
+    if rows < 2:
+        return 0.0
+    variance = max(0.0, (squares - total * total / rows) / (rows - 1))
+    return (variance / rows + (chance_variance / chance_rows if chance_rows else 0.0)) ** 0.5
 
 
 def run_audit(rows: Sequence[dict], config: Any, paper_faithful: bool, shortcuts: Sequence[Shortcut],

@@ -14,7 +14,7 @@ from ...core.config import config_to_dict
 from ...core.context import evidence_measures, line_token_ranges, lurch_difficulty
 from ...core.instance import Instance, instance_id
 from ...core.rng import StableRng, canonical_json, derive_seed
-from ...core.tokens import reference_counter
+from ...core.tokens import reference_counter, within_budget_tolerance
 from .blueprint import IMPLICATED, Blueprint, Names, build_blueprint, filler_units
 from .case import Entry, Provenance, depth_of, fire
 from .catalog import DOMAIN_MAX_HOPS, domain
@@ -30,6 +30,7 @@ COMPARED_KNOBS = ("variant",)
 CASE_KNOBS = ("categories", "variant")  # what a case does not depend on: every category and variant shares it
 LINE_SEPARATOR = "\n"
 FIT_ROUNDS = 8
+MAX_SKIPS = 24  # routine units tried in a row that are too large for the room left, before the fit stops
 
 
 @dataclass(frozen=True)
@@ -99,32 +100,40 @@ def build_case(config: ReconConfig, seed: int, split: str, domain_name: str, tok
     if used > budget:
         raise ValueError(f"context_tokens: {tokens} cannot hold this case's structure ({used + frame} tokens); "
                          "allowed: a larger target or a smaller max_hops")
-    units: list[tuple[int, int]] = []  # (first entry, cost) per kept routine unit
+    units: list[tuple[int, int]] = []  # (first entry, estimated cost) per kept routine unit
     filler = filler_units(names, StableRng(derive_seed(the_seed, "filler")))
     entries = list(structural)
-    while used < budget:
-        unit = next(filler)
-        unit_lines = [line_of(e, len(entries) + k, the_seed, bp) for k, e in enumerate(unit)]
-        cost = sum(counter.count_many(unit_lines)) + len(unit_lines)
-        if used + cost > budget:
-            break
-        units.append((len(entries), cost))
-        entries += unit
-        lines += unit_lines
-        used += cost
-    for _ in range(FIT_ROUNDS):
+
+    def add_units(room: int) -> None:
+        """Routine units while their estimated cost fits ``room``; a unit too large is skipped for the next."""
+        skipped = 0
+        while skipped < MAX_SKIPS:
+            unit = next(filler)
+            unit_lines = [line_of(e, len(entries) + k, the_seed, bp) for k, e in enumerate(unit)]
+            cost = sum(counter.count_many(unit_lines)) + len(unit_lines)
+            if cost > room:
+                skipped += 1
+                continue
+            units.append((len(entries), cost))
+            entries.extend(unit)
+            lines.extend(unit_lines)
+            room -= cost
+
+    add_units(budget - used)
+    for _ in range(FIT_ROUNDS):  # each round: one exact count, then drop or add units by what it says
         order = sorted(range(len(entries)), key=lambda k: (entries[k].minute, k))
         context = LINE_SEPARATOR.join(lines[k] for k in order)
         exact = meter.count(render_prompt("narrative", domain_name, context, longest))
-        if exact <= tokens or not units:
+        if within_budget_tolerance(exact, tokens):
             break
+        if exact < tokens:
+            add_units(tokens - exact)
+            continue
         over = exact - tokens
         while over > 0 and units:  # drop the last units until the overshoot is paid
             first, cost = units.pop()
             over -= cost
             del entries[first:], lines[first:]
-    else:
-        raise ValueError(f"context_tokens: could not fit the case into {tokens} tokens")
     if exact > tokens:
         raise ValueError(f"context_tokens: {tokens} cannot hold this case's structure; allowed: a larger target")
     case_entries = [entries[k] for k in order]
