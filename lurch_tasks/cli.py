@@ -262,7 +262,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("audit-shortcuts", help="score prompt-only shortcut strategies (position, frequency, length, "
-                       "template, family tricks) against chance; exit 1 when one beats chance + 0.05")
+                       "template, family tricks) against chance; exit 1 when one beats chance + 0.05 "
+                       "by more than noise")
     p.add_argument("--config", action="append",
                    help="config name (repeatable; default: every config that is not paper_faithful)")
     p.add_argument("--n", type=_positive, default=None,

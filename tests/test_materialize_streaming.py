@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import statistics
 from pathlib import Path
 
 import datasets
@@ -14,6 +15,8 @@ import pytest
 from lurch_tasks.core.generation import MAX_SEED, generate_row, resolve_task, task_size
 from lurch_tasks.core.registry import get_family
 from lurch_tasks.core.shortcuts import (
+    MARGIN,
+    NOISE_Z,
     PROBE_MARGIN,
     AuditLine,
     TaskAuditor,
@@ -34,24 +37,38 @@ CASES = {
 }
 
 
+def _noise(values: list[float], chance_values: list[float]) -> float:
+    """NOISE_Z standard errors of (mean of values - mean of chance values), from the raw per-row lists."""
+    if len(values) < 2:
+        return 0.0
+    se2 = statistics.variance(values) / len(values)
+    if len(chance_values) >= 2:
+        se2 += statistics.variance(chance_values) / len(chance_values)
+    return NOISE_Z * se2 ** 0.5
+
+
 def _reference_lines(rows, config, paper_faithful, family, calibration):
     """The audit as it was computed before it streamed: every shortcut over all rows, then every probe."""
-    chance = mean([family.score(row, family.guess(row["prompt"], 0) or "")["score"] for row in rows])
+    chance_values = [family.score(row, family.guess(row["prompt"], 0) or "")["score"] for row in rows]
+    chance = mean(chance_values)
     lines = []
     for shortcut in family.shortcuts:
-        totals = dict.fromkeys(range(len(shortcut.variants)), 0.0)
-        for row in rows:
-            for k, variant in enumerate(shortcut.variants):
-                totals[k] += family.score(row, shortcut.answer(row["prompt"], variant))["score"]
+        per_row = {k: [family.score(row, shortcut.answer(row["prompt"], variant))["score"] for row in rows]
+                   for k, variant in enumerate(shortcut.variants)}
+        totals = {k: sum(values) for k, values in per_row.items()}
         best_k = max(totals, key=lambda k: (totals[k], -k))
         best = totals[best_k] / len(rows)
         expected = bool(shortcut.expected_when and shortcut.expected_when(config))
         note = "" if shortcut.variants[best_k] is None else f"best variant {shortcut.variants[best_k]}"
         if expected:
             note = (note + "; " if note else "") + "the regularity this config studies"
+        noise = _noise(per_row[best_k], chance_values)
+        if MARGIN < best - chance <= noise:
+            note = (note + "; " if note else "") + f"within noise on {len(rows)} rows (< {noise:.3f})"
         lines.append(AuditLine(shortcut.name, shortcut.kind, best, chance,
-                               _status(best, chance, expected, paper_faithful), note))
+                               _status(best, chance, expected, paper_faithful, noise=noise), note))
     for probe in family.probes:
+        noise = 0.0
         if probe.categorical:
             counts: dict = {}
             learned = [pair for row in calibration or rows for pair in probe.features(row)]
@@ -63,12 +80,14 @@ def _reference_lines(rows, config, paper_faithful, family, calibration):
             aucs = [] if auc is None else [auc]
         else:
             aucs = [auc for row in rows if (auc := rank_auc(probe.features(row))) is not None]
+            noise = _noise(aucs, [])
         raw = mean(aucs) if aucs else 0.5
         folded = max(raw, 1.0 - raw)
+        note = f"{'gold higher' if raw >= 0.5 else 'gold lower'}, {len(aucs)} rows; pass <= {0.5 + PROBE_MARGIN:g}"
+        if PROBE_MARGIN < folded - 0.5 <= noise:
+            note += f"; within noise (< {0.5 + noise:.3f})"
         lines.append(AuditLine(f"{probe.name} (AUC)", probe.kind, folded, 0.5,
-                               _status(folded, 0.5, False, paper_faithful, PROBE_MARGIN),
-                               f"{'gold higher' if raw >= 0.5 else 'gold lower'}, {len(aucs)} rows; pass <= "
-                               f"{0.5 + PROBE_MARGIN:g}"))
+                               _status(folded, 0.5, False, paper_faithful, PROBE_MARGIN, noise), note))
     return lines
 
 
