@@ -94,6 +94,19 @@ def test_a_cases_questions_are_consecutive_rows_of_one_case(rows):
     assert len(set(contexts)) == len(rows) // len(CATEGORIES)
 
 
+def test_every_retrieval_and_counterfactual_form_is_asked_and_solved():
+    """Forms rotate over blocks of six cases (so within a form every letter is gold once)."""
+    seen: dict[str, set[str]] = {"retrieval": set(), "counterfactual": set()}
+    for category in seen:
+        config = ReconConfig(domains=("medical",), context_tokens=(16_384,), categories=(category,), num_samples=24)
+        for index in range(0, 24, 3):
+            row = generate(config, 0, "test", index, "t").to_row()
+            seen[category].add(json.loads(row["params"])["question"]["form"])
+            assert audit(row) == [], (category, index)
+    assert seen == {"retrieval": {"state", "ordering", "elimination", "streams"},
+                    "counterfactual": {"later", "earlier"}}
+
+
 @pytest.mark.parametrize("variant", ["oracle", "closedbook"])
 def test_variants_share_the_cases_and_questions(rows, variant):
     config = dataclasses.replace(SMALL, variant=variant)

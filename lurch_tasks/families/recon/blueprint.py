@@ -16,6 +16,8 @@ from .catalog import Domain
 IMPLICATED = 8  # people implicated at some point: the culprit (on two trails) and seven others
 ALIBI_SUBJECTS = 6
 CUSTODY_MOVES = 6
+ORDERED_MOVES = 7  # the ordering question's history: every place but the one it names is an option
+ROSTER = 6  # people in the elimination and stream-matching rosters
 CONFLICT_PLACES = 6
 WORK_START, WORK_END = 7 * 60, 21 * 60  # entries are written in working hours
 MIN_GAP = 10  # minutes between the entries of one trail, one custody history, one result's actions
@@ -88,6 +90,18 @@ class Custody:
 
 
 @dataclass(frozen=True)
+class Roster:
+    """Six people with records at one place on one day. ``elimination``: five are recorded there, the gold
+    elsewhere. ``streams``: every one is recorded there twice, each by a different pair of streams."""
+
+    place: str
+    day: int
+    people: tuple[str, ...]
+    gold: str
+    streams: tuple[tuple[str, str], ...]  # per person, the two streams that recorded them (stream matching)
+
+
+@dataclass(frozen=True)
 class Blueprint:
     domain: Domain
     incident: str
@@ -101,6 +115,9 @@ class Blueprint:
     entries: tuple[Entry, ...]  # the structural rules (routine filler comes from ``filler_units``)
     chain_trail: int  # the trail the chain question asks about
     twin: Trail  # a closed trail shaped and timed like it: the wrong options' findings come from it
+    ordered: Custody  # a second custody history (the ordering question)
+    absent: Roster  # elimination
+    matched: Roster  # stream matching
 
 
 class Names:
@@ -227,6 +244,8 @@ def build_blueprint(names: Names, hops: list[int]) -> Blueprint:
     alibi_place = names.reserve(1)[0]
     conflict_places = names.reserve(CONFLICT_PLACES)
     custody_places = names.reserve(CUSTODY_MOVES)
+    ordered_places = names.reserve(ORDERED_MOVES)
+    roster_places = names.reserve(2)
     incident = domain.incident.format(place=alibi_place)
     implicated = rng.sample(names.people, len(hops) - 1)
     culprit = implicated[0]
@@ -260,9 +279,13 @@ def build_blueprint(names: Names, hops: list[int]) -> Blueprint:
     discoveries, discovery_entries = build_discoveries(names)
     alibi, alibi_entries = build_alibi(names, alibi_place, incident, culprit)
     custody, custody_entries = build_custody(names, custody_places)
-    entries += conflict_entries + discovery_entries + alibi_entries + custody_entries
+    ordered, ordered_entries = build_custody(names, ordered_places)
+    absent, absent_entries = build_elimination(names, roster_places[0])
+    matched, matched_entries = build_stream_matching(names, roster_places[1])
+    entries += (conflict_entries + discovery_entries + alibi_entries + custody_entries + ordered_entries
+                + absent_entries + matched_entries)
     return Blueprint(domain, incident, culprit, tuple(trails), tuple(withdrawals), conflict, tuple(discoveries),
-                     alibi, custody, tuple(entries), asked, twin)
+                     alibi, custody, tuple(entries), asked, twin, ordered, absent, matched)
 
 
 def build_twin(names: Names, trail: Trail, withdrawal: Withdrawal | None) -> tuple[Trail, list[Entry]]:
@@ -404,15 +427,48 @@ def build_alibi(names: Names, place: str, incident: str, culprit: str) -> tuple[
 
 
 def build_custody(names: Names, places: list[str]) -> tuple[Custody, list[Entry]]:
+    """An item moved to each of ``places`` in turn, on days spread over the case."""
     rng = names.rng
     thing = names.held_thing()
-    minutes = spread(rng, at(2, 0), at(LAST_DAY - 1, 23), CUSTODY_MOVES)
+    minutes = spread(rng, at(2, 0), at(LAST_DAY - 1, 23), len(places))
     entries = []
     for k, (minute, place) in enumerate(zip(minutes, places, strict=True)):
         requires = (f"custody:{thing}:{k - 1}",) if k else ()
         entries.append(entry(names, minute, rng.choice(names.domain.finding_types),
                              {"kind": "custody", "thing": thing, "place": place}, requires, (f"custody:{thing}:{k}",)))
     return Custody(thing, tuple(zip(minutes, places, strict=True))), entries
+
+
+def roster_record(names: Names, person: str, place: str, day: int, stream: str) -> Entry:
+    start = at(day, 0) + names.rng.integer(8 * 60, 19 * 60)
+    return record_entry(names, Presence(stream, person, place, start, start + names.rng.integer(20, 120)),
+                        work_minute(names.rng, day + 1, day + 3))
+
+
+def build_elimination(names: Names, place: str) -> tuple[Roster, list[Entry]]:
+    """Five of six people recorded at ``place`` on one day; the sixth recorded elsewhere that day."""
+    rng = names.rng
+    day = rng.integer(3, 24)
+    people = rng.sample(names.people, ROSTER)
+    gold = people[rng.below(ROSTER)]
+    entries = [roster_record(names, p, names.place() if p == gold else place, day,
+                             rng.choice(names.domain.streams).name) for p in people]
+    return Roster(place, day, tuple(people), gold, ()), entries
+
+
+def build_stream_matching(names: Names, place: str) -> tuple[Roster, list[Entry]]:
+    """Six people each recorded twice at ``place`` on one day, each by a different pair of the four streams
+    (there are exactly six pairs): the gold is the one the question's two streams both recorded."""
+    rng = names.rng
+    day = rng.integer(3, 24)
+    people = rng.sample(names.people, ROSTER)
+    streams = [s.name for s in names.domain.streams]
+    pairs = rng.shuffled([(a, b) for i, a in enumerate(streams) for b in streams[i + 1:]])
+    entries = []
+    for person, pair in zip(people, pairs, strict=True):
+        entries += [roster_record(names, person, place, day, stream) for stream in rng.shuffled(list(pair))]
+    gold = people[rng.below(ROSTER)]
+    return Roster(place, day, tuple(people), gold, tuple(pairs)), entries
 
 
 # ----------------------------------------------------------------------------------------------- routine filler

@@ -98,3 +98,19 @@ def depth_of(trace: Provenance, node: int) -> int:
         if n <= node:
             walk(n)
     return walk(node)
+
+
+def still_implicated(entries: list[Entry]) -> set[str]:
+    """People a conclusion implicates whose finding is still reachable from a lead once every withdrawn link is
+    cut: the invariant is that exactly one (the culprit, or root cause) is left."""
+    cut = {(e.fact["from"], e.fact["to"]) for e in entries if e.kind == "withdraw"}
+    links = [(e.fact["from"], e.fact["to"]) for e in entries if e.kind == "link"]
+    reached = {e.fact["clue"] for e in entries if e.kind == "lead"}
+    grew = True
+    while grew:
+        grew = False
+        for source, target in links:
+            if source in reached and target not in reached and (source, target) not in cut:
+                reached.add(target)
+                grew = True
+    return {e.fact["person"] for e in entries if e.kind == "conclude" and e.fact["clue"] in reached}

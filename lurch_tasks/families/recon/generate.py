@@ -16,7 +16,7 @@ from ...core.instance import Instance, instance_id
 from ...core.rng import StableRng, canonical_json, derive_seed
 from ...core.tokens import reference_counter, within_budget_tolerance
 from .blueprint import IMPLICATED, Blueprint, Names, build_blueprint, filler_units
-from .case import Entry, Provenance, depth_of, fire
+from .case import Entry, Provenance, RuleError, depth_of, fire, still_implicated
 from .catalog import DOMAIN_MAX_HOPS, domain
 from .config import Cell, ReconConfig
 from .narrate import narrate, oracle_lines
@@ -137,7 +137,9 @@ def build_case(config: ReconConfig, seed: int, split: str, domain_name: str, tok
     if exact > tokens:
         raise ValueError(f"context_tokens: {tokens} cannot hold this case's structure; allowed: a larger target")
     case_entries = [entries[k] for k in order]
-    trace = fire(case_entries)
+    trace = fire(case_entries)  # temporal monotonicity: every rule fires after what it requires
+    if still_implicated(case_entries) != {bp.culprit}:
+        raise RuleError("invariant: exactly one culprit is still implicated when the case closes")
     return CaseFile(bp, tuple(case_entries), trace, tuple(lines[k] for k in order),
                     tuple(oracle_lines(case_entries, bp.domain, bp.incident)),
                     questions_for(bp, case_entries, the_seed, sample), the_seed, exact)

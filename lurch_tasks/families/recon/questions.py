@@ -269,7 +269,16 @@ def temporal_question(bp: Blueprint, index: Index, rng: StableRng, position: int
 
 # --------------------------------------------------------------------------------------------------- retrieval
 
-def retrieval_question(bp: Blueprint, index: Index, rng: StableRng, position: int) -> Question:
+RETRIEVAL_FORMS = ("state", "ordering", "elimination", "streams")
+
+
+def retrieval_question(bp: Blueprint, index: Index, rng: StableRng, position: int, form: str) -> Question:
+    maker = {"state": state_question, "ordering": ordering_question, "elimination": elimination_question,
+             "streams": streams_question}[form]
+    return maker(bp, index, rng, position)
+
+
+def state_question(bp: Blueprint, index: Index, rng: StableRng, position: int) -> Question:
     """Where an item was held at a given moment, among every place its custody history names."""
     moves = bp.custody.moves
     j = rng.below(len(moves))
@@ -282,7 +291,45 @@ def retrieval_question(bp: Blueprint, index: Index, rng: StableRng, position: in
     thing = bp.custody.thing
     text = f"Where was {thing} held on {stamp(asked)}?"
     proof = index.find(lambda f: f["kind"] == "custody" and f["thing"] == thing)[j:j + 2]
-    return Question("retrieval", text, options, gold_at, modes, tuple(proof), {"asked": asked, "move": j})
+    return Question("retrieval", text, options, gold_at, modes, tuple(proof), {"form": "state", "asked": asked,
+                                                                              "move": j})
+
+
+def ordering_question(bp: Blueprint, index: Index, rng: StableRng, position: int) -> Question:
+    """Where an item went right after a named place: its history's other places are the options."""
+    moves = bp.ordered.moves
+    j = rng.below(len(moves) - 1)
+    wrong = [(place, "skipped_step" if k > j + 1 else "reversed_order")
+             for k, (_, place) in enumerate(moves) if k not in (j, j + 1)]
+    options, modes, gold_at = place_options(moves[j + 1][1], wrong, position, rng)
+    thing = bp.ordered.thing
+    text = f"After {thing} was taken to {moves[j][1]}, where was it taken next?"
+    proof = index.find(lambda f: f["kind"] == "custody" and f["thing"] == thing)[j:j + 2]
+    return Question("retrieval", text, options, gold_at, modes, tuple(proof), {"form": "ordering", "move": j})
+
+
+def elimination_question(bp: Blueprint, index: Index, rng: StableRng, position: int) -> Question:
+    r = bp.absent
+    wrong = [(p, "false_elimination") for p in r.people if p != r.gold]
+    options, modes, gold_at = place_options(r.gold, wrong, position, rng)
+    text = f"Which of these people does no record place at {r.place} on Day {r.day}?"
+    proof = index.find(lambda f: f["kind"] == "record" and f["person"] in r.people and day_of(f["start"]) == r.day
+                       and (f["place"] == r.place or f["person"] == r.gold))
+    return Question("retrieval", text, options, gold_at, modes, tuple(proof), {"form": "elimination"})
+
+
+def streams_question(bp: Blueprint, index: Index, rng: StableRng, position: int) -> Question:
+    r = bp.matched
+    pair = r.streams[r.people.index(r.gold)]
+    wrong = [(p, "stream_confusion" if set(s) & set(pair) else "wrong_streams")
+             for p, s in zip(r.people, r.streams, strict=True) if p != r.gold]
+    options, modes, gold_at = place_options(r.gold, wrong, position, rng)
+    types = {s.name: s.entry_type for s in bp.domain.streams}
+    text = (f"Which of these people was recorded at {r.place} on Day {r.day} by both the {types[pair[0]]} and the "
+            f"{types[pair[1]]}?")
+    proof = index.find(lambda f: f["kind"] == "record" and f["person"] == r.gold and f["place"] == r.place)
+    return Question("retrieval", text, options, gold_at, modes, tuple(proof), {"form": "streams",
+                                                                              "streams": list(pair)})
 
 
 def build_question(category: str, bp: Blueprint, entries: Sequence[Entry], rng: StableRng, position: int,
@@ -290,6 +337,8 @@ def build_question(category: str, bp: Blueprint, entries: Sequence[Entry], rng: 
     index = Index(entries)
     if category == "counterfactual":
         return counterfactual_question(bp, index, rng, position, "later" if sample % 2 == 0 else "earlier")
+    if category == "retrieval":
+        return retrieval_question(bp, index, rng, position, RETRIEVAL_FORMS[sample % len(RETRIEVAL_FORMS)])
     maker = {"chain": chain_question, "cascade": cascade_question, "conflict": conflict_question,
-             "temporal": temporal_question, "retrieval": retrieval_question}[category]
+             "temporal": temporal_question}[category]
     return maker(bp, index, rng, position)

@@ -9,7 +9,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .case import at
+from .case import MINUTES_PER_DAY, at
 from .catalog import DOMAINS, Domain, domain
 from .narrate import Read, parse_narrative, parse_oracle, patterns
 from .prompt import ABSTAIN, LETTERS
@@ -145,9 +145,36 @@ def retrieval(p: Parsed, match: re.Match) -> list[bool]:
     return [option == held for option in p.options]
 
 
+def ordering(p: Parsed, match: re.Match) -> list[bool]:
+    moves = sorted((e for e in facts(p.entries, "custody") if e.fact["thing"] == match.group("thing")),
+                   key=lambda e: e.minute)
+    places = [e.fact["place"] for e in moves]
+    after = match.group("place")
+    following = places[places.index(after) + 1] if after in places[:-1] else None
+    return [option == following for option in p.options]
+
+
+def day_records(p: Parsed, place: str, day: str) -> list[Read]:
+    first = _minute(day, "00:00")
+    return [e for e in facts(p.entries, "record")
+            if e.fact["place"] == place and first <= e.fact["start"] < first + MINUTES_PER_DAY]
+
+
+def elimination(p: Parsed, match: re.Match) -> list[bool]:
+    present = {e.fact["person"] for e in day_records(p, match.group("place"), match.group("day"))}
+    return [option not in present for option in p.options]
+
+
+def stream_matching(p: Parsed, match: re.Match) -> list[bool]:
+    records = day_records(p, match.group("place"), match.group("day"))
+    wanted = {match.group("a"), match.group("b")}
+    return [wanted <= {e.entry_type for e in records if e.fact["person"] == option} for option in p.options]
+
+
 def question_patterns(d: Domain) -> list[tuple[str, re.Pattern]]:
     slots = patterns(d)
-    clue, person = slots["clue"], slots["person"]
+    clue, person, place = slots["clue"], slots["person"], slots["place"]
+    stream = "|".join(re.escape(s.entry_type) for s in d.streams)
     return [
         ("chain", re.compile(rf"^The finding that (?P<conclusion>{slots['conclusion']}) rests on a trail of findings "
                              rf"that began with (?P<origin>{clue})\. Which option")),
@@ -159,6 +186,12 @@ def question_patterns(d: Domain) -> list[tuple[str, re.Pattern]]:
         ("temporal", re.compile(r"^.+ took place on Day (?P<day>\d+) between (?P<start>\d\d:\d\d) and "
                                 r"(?P<end>\d\d:\d\d)\. Which of these people")),
         ("retrieval", re.compile(rf"^Where was (?P<thing>{slots['thing']}) held on {_TIME}\?")),
+        ("ordering", re.compile(rf"^After (?P<thing>{slots['thing']}) was taken to (?P<place>{place}), where was it "
+                                r"taken next\?")),
+        ("elimination", re.compile(rf"^Which of these people does no record place at (?P<place>{place}) on Day "
+                                   r"(?P<day>\d+)\?")),
+        ("streams", re.compile(rf"^Which of these people was recorded at (?P<place>{place}) on Day (?P<day>\d+) by "
+                               rf"both the (?P<a>{stream}) and the (?P<b>{stream})\?")),
     ]
 
 
@@ -171,7 +204,8 @@ def answer(p: Parsed) -> list[bool]:
         if name in ("later", "earlier"):
             return counterfactual(p, match, name == "later")
         return {"chain": chain, "cascade": cascade, "conflict": conflict, "temporal": temporal,
-                "retrieval": retrieval}[name](p, match)
+                "retrieval": retrieval, "ordering": ordering, "elimination": elimination,
+                "streams": stream_matching}[name](p, match)
     return []
 
 
