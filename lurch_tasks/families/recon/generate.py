@@ -93,7 +93,7 @@ def build_case(config: ReconConfig, seed: int, split: str, domain_name: str, tok
     draft = questions_for(bp, ordered(structural), the_seed, sample)
     meter = prompt_meter(config.tokenizer, config.chat_template)
     counter = meter.counter
-    longest = max((render_question(q.text, q.options) for q in draft.values()), key=len)
+    longest = max((render_question(q.text, q.options) for q in draft.values()), key=counter.count)
     frame = meter.count(render_prompt("narrative", domain_name, "x", longest)) - 1
     budget = tokens - frame
     used = sum(counter.count_many(lines)) + len(lines)
