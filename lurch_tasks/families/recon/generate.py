@@ -64,12 +64,21 @@ def ordered(entries: list[Entry]) -> list[Entry]:
     return [entries[k] for k in sorted(range(len(entries)), key=lambda k: (entries[k].minute, k))]
 
 
-def questions_for(bp: Blueprint, entries: list[Entry], seed: int, sample: int) -> dict[str, Question]:
-    """One question per category, the gold letter rotating over samples (every letter once in six)."""
+def gold_position(block_seed: int, category: str, sample: int) -> int:
+    """The gold's letter: over each block of six cases of a cell a seeded permutation of the six letters, so
+    every letter is gold equally often in full blocks and no stride through the rows lines up with it."""
+    letters = StableRng(derive_seed(block_seed, "letters", category)).shuffled(range(NUM_OPTIONS))
+    return letters[sample % NUM_OPTIONS]
+
+
+def questions_for(bp: Blueprint, entries: list[Entry], seed: int, sample: int, block_seed: int
+                  ) -> dict[str, Question]:
+    """One question per category (forms rotate over blocks of six cases)."""
     out = {}
-    for k, category in enumerate(CATEGORIES):
+    for category in CATEGORIES:
         rng = StableRng(derive_seed(seed, "question", category))
-        out[category] = build_question(category, bp, entries, rng, (sample + k) % NUM_OPTIONS, sample // NUM_OPTIONS)
+        out[category] = build_question(category, bp, entries, rng, gold_position(block_seed, category, sample),
+                                       sample // NUM_OPTIONS)
     return out
 
 
@@ -90,7 +99,9 @@ def build_case(config: ReconConfig, seed: int, split: str, domain_name: str, tok
     bp = build_blueprint(names, trail_hops(config, domain_name, rng))
     structural = list(bp.entries)
     lines = [line_of(e, k, the_seed, bp) for k, e in enumerate(structural)]
-    draft = questions_for(bp, ordered(structural), the_seed, sample)
+    block_seed = derive_seed(FAMILY, "letters", pair_hash(config, CASE_KNOBS), seed, split, domain_name, tokens,
+                             sample // NUM_OPTIONS)
+    draft = questions_for(bp, ordered(structural), the_seed, sample, block_seed)
     meter = prompt_meter(config.tokenizer, config.chat_template)
     counter = meter.counter
     longest = max((render_question(q.text, q.options) for q in draft.values()), key=counter.count)
@@ -142,7 +153,7 @@ def build_case(config: ReconConfig, seed: int, split: str, domain_name: str, tok
         raise RuleError("invariant: exactly one culprit is still implicated when the case closes")
     return CaseFile(bp, tuple(case_entries), trace, tuple(lines[k] for k in order),
                     tuple(oracle_lines(case_entries, bp.domain, bp.incident)),
-                    questions_for(bp, case_entries, the_seed, sample), the_seed, exact)
+                    questions_for(bp, case_entries, the_seed, sample, block_seed), the_seed, exact)
 
 
 def generate(config: ReconConfig, seed: int, split: str, index: int, config_name: str) -> Instance:
