@@ -9,6 +9,7 @@ import re
 
 import networkx as nx
 
+from .case import at
 from .narrate import HEADER, Read
 from .prompt import ABSTAIN, LETTERS, render_prompt
 from .solver import answer, split_prompt
@@ -70,7 +71,7 @@ def _stamp(text: str) -> int | None:
     if not head:
         return None
     day, hours, minutes = (int(head.group(k)) for k in (1, 2, 3))
-    return (day - 1) * 1440 + hours * 60 + minutes
+    return at(day, hours, minutes)
 
 
 def proof_problems(row: dict) -> list[str]:

@@ -5,7 +5,7 @@ stream of routine filler units built from the same rules, entry types, authors a
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from ...core.names import NameMaker
@@ -167,28 +167,27 @@ class Names:
 
     def held_thing(self) -> str:
         """An item with a custody history of its own (never shared with another history)."""
-        for _ in range(10_000):
-            thing = self.thing()
-            if thing not in self._things:
-                self._things.add(thing)
-                return thing
-        raise ValueError("context_tokens: the case ran out of distinct items; allowed: a smaller target")
+        return _fresh(self.thing, self._things, "items")
 
     def clue(self) -> str:
-        for _ in range(10_000):
-            clue = f"{self.thing()} from {self.place()}"
-            if clue not in self._clues:
-                self._clues.add(clue)
-                return clue
-        raise ValueError("context_tokens: the case ran out of distinct items; allowed: a smaller target")
+        return _fresh(lambda: f"{self.thing()} from {self.place()}", self._clues, "items")
 
     def action(self) -> str:
-        for _ in range(10_000):
-            phrase = self.rng.choice(self.domain.actions).format(place=self.place(), person=self.person())
-            if phrase not in self._actions:
-                self._actions.add(phrase)
-                return phrase
-        raise ValueError("context_tokens: the case ran out of distinct actions; allowed: a smaller target")
+        return _fresh(lambda: self.rng.choice(self.domain.actions).format(place=self.place(), person=self.person()),
+                      self._actions, "actions")
+
+
+MAX_DRAWS = 10_000
+
+
+def _fresh(draw: Callable[[], str], used: set[str], what: str) -> str:
+    """A draw not in ``used`` (then recorded there)."""
+    for _ in range(MAX_DRAWS):
+        value = draw()
+        if value not in used:
+            used.add(value)
+            return value
+    raise ValueError(f"context_tokens: the case ran out of distinct {what}; allowed: a smaller target")
 
 
 def work_minute(rng: StableRng, first_day: int, last_day: int) -> int:

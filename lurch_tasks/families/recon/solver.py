@@ -138,7 +138,7 @@ def temporal(p: Parsed, match: re.Match) -> list[bool]:
                         start, end) for option in p.options]
 
 
-def retrieval(p: Parsed, match: re.Match) -> list[bool]:
+def custody_state(p: Parsed, match: re.Match) -> list[bool]:
     thing, moment = match.group("thing"), _minute(match.group("day"), match.group("time"))
     moves = [e for e in facts(p.entries, "custody") if e.fact["thing"] == thing and e.minute <= moment]
     held = max(moves, key=lambda e: e.minute).fact["place"] if moves else None
@@ -204,7 +204,7 @@ def answer(p: Parsed) -> list[bool]:
         if name in ("later", "earlier"):
             return counterfactual(p, match, name == "later")
         return {"chain": chain, "cascade": cascade, "conflict": conflict, "temporal": temporal,
-                "retrieval": retrieval, "ordering": ordering, "elimination": elimination,
+                "retrieval": custody_state, "ordering": ordering, "elimination": elimination,
                 "streams": stream_matching}[name](p, match)
     return []
 
