@@ -281,3 +281,11 @@ def test_lengths_below_the_shortest_case_are_raised_with_a_warning(capsys):
     assert "below the 16384 tokens" in capsys.readouterr().err
     with pytest.raises(ConfigError, match="max_seq_lengths of 16384 or more"):
         build_docs("recon_retrieval", max_seq_lengths=[2048], num_samples=1, strict=True)
+
+
+def test_a_window_shorter_than_any_case_is_one_clear_error():
+    from lurch_tasks.core.config import ConfigError
+    from lurch_tasks.harness.tasks import build_docs
+
+    with pytest.raises(ConfigError, match="shortest case needs 16384 tokens, more than the model's 8192-token"):
+        build_docs("recon_chain", max_model_len=8192)

@@ -63,6 +63,11 @@ def build_docs(task_name: str, **metadata: Any) -> dict[str, Any]:
         _report_unfit(rows, total, task_name, window, _max_gen_toks(request, family, config), metadata,
                       request.strict)
     if not rows and window:
+        floor = family.min_context_tokens
+        if floor and window.tokens < floor:  # no length of this family can ever fit: say so, not "shorter"
+            raise ConfigError(f"{task_name}: its shortest case needs {floor} tokens, more than the model's "
+                              f"{window.tokens}-token window ({window.source}); allowed: a model with a larger "
+                              f"window, or tasks without the {family.group} group")
         raise ConfigError(f"{task_name}: no doc fits the model's {window.tokens}-token window ({window.source}); "
                           "allowed: shorter max_seq_lengths or a smaller max_gen_toks")
     return {"test": datasets.Dataset.from_list(rows)}
