@@ -29,7 +29,10 @@ LIMIT = 2
 MAX_GEN_TOKS = 48
 WINDOW = 8192  # SmolLM2's context length, read from the GGUF
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-           "HF_HUB_DISABLE_TELEMETRY": "1", "TOKENIZERS_PARALLELISM": "false"}
+           "HF_HUB_DISABLE_TELEMETRY": "1", "TOKENIZERS_PARALLELISM": "false",
+           # one torch thread: beside the other test worker, two threads on two cores thrash (measured: 76 s
+           # alone with two threads, 630 s next to the other worker; 87 s alone with one)
+           "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
 def smollm2_gguf() -> Path:
