@@ -19,7 +19,6 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from lurch_tasks.core.generation import iter_rows, resolve_task  # noqa: E402
 from lurch_tasks.families.recon.audit import audit  # noqa: E402
-from lurch_tasks.families.recon.case import depth_of  # noqa: E402
 from lurch_tasks.families.recon.catalog import DOMAINS  # noqa: E402
 from lurch_tasks.families.recon.config import ReconConfig  # noqa: E402
 from lurch_tasks.families.recon.generate import build_case, case_config  # noqa: E402
@@ -37,7 +36,7 @@ def case_numbers(cases: int) -> None:
             ratios = [c.fitted_tokens / tokens for c in built]
             links = [len(t.clues) for c in built for t in c.blueprint.trails]
             hops.update(links)
-            longest = [depth_of(c.trace, k) for c in built for k, e in enumerate(c.entries)
+            longest = [c.depths[k] for c in built for k, e in enumerate(c.entries)
                        if e.structural and e.kind == "conclude"]
             print(f"| {domain_name} | {tokens} | {cases} | {mean(len(c.entries) for c in built):.0f} | "
                   f"{mean(ratios):.4f} ({min(ratios):.4f}-{max(ratios):.4f}) | {mean(links):.2f} | "

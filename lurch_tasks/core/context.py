@@ -58,6 +58,12 @@ def line_token_ranges(line_costs: Sequence[int], evidence_rows: Sequence[int]) -
     return [(bounds[row], bounds[row + 1]) for row in evidence_rows], bounds[-1]
 
 
+def line_char_spans(lines: Sequence[str], rows: Sequence[int], separator: str) -> list[tuple[int, int]]:
+    """Character spans of ``rows`` (in that order) in ``separator.join(lines)``."""
+    starts = np.concatenate([[0], np.cumsum([len(line) + len(separator) for line in lines], dtype=np.int64)]).tolist()
+    return [(starts[row], starts[row] + len(lines[row])) for row in rows]
+
+
 def laid_end_to_end(starts: Sequence[np.ndarray], lengths: Sequence[int]) -> np.ndarray:
     """Token starts of texts written one after another, from each text's own starts (relative to it) and
     character length. Exact when every junction is a boundary the tokenizer never merges across."""

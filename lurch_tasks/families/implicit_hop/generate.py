@@ -8,7 +8,13 @@ import json
 from ...core.budget import joined_costs, prompt_meter, settle_to_budget
 from ...core.cells import setup_instance
 from ...core.config import config_to_dict
-from ...core.context import evidence_measures, line_token_ranges, lurch_difficulty, measure_evidence
+from ...core.context import (
+    evidence_measures,
+    line_char_spans,
+    line_token_ranges,
+    lurch_difficulty,
+    measure_evidence,
+)
 from ...core.difficulty import reasoning_depth
 from ...core.instance import Instance, instance_id
 from ...core.names import one_edit
@@ -354,12 +360,10 @@ def _instance(config, config_name, seed, split, index, cell, kb, question_drawn,
               meter, prompt, question, setup, near_misses, reference) -> Instance:
     branches = question_drawn.branches
     join = question_drawn.join
-    context = LINE_SEPARATOR.join(lines[i] for i in order)
-    starts, offset = {}, 0
-    for line in order:
-        starts[line] = offset
-        offset += len(lines[line]) + len(LINE_SEPARATOR)
-    evidence_chars = sorted((starts[i], starts[i] + len(lines[i])) for i in range(len(required)))
+    laid = [lines[i] for i in order]
+    context = LINE_SEPARATOR.join(laid)
+    position = {line: k for k, line in enumerate(order)}
+    evidence_chars = sorted(line_char_spans(laid, [position[i] for i in range(len(required))], LINE_SEPARATOR))
     encoding = meter.encode(prompt)
     context_start = len(prompt_head())
     if meter.reads_reference:

@@ -82,22 +82,13 @@ def fire(entries: list[Entry]) -> Provenance:
     return trace
 
 
-def depth_of(trace: Provenance, node: int) -> int:
-    """Longest path (in edges) ending at ``node``."""
-    parents: dict[int, list[int]] = {}
-    for u, v, _ in trace.edges:
-        parents.setdefault(v, []).append(u)
-    memo: dict[int, int] = {}
-
-    def walk(n: int) -> int:
-        if n not in memo:
-            memo[n] = 1 + max((walk(p) for p in parents.get(n, [])), default=-1)
-        return memo[n]
-
-    for n in sorted(set(parents) | {node}):  # bottom-up keeps recursion shallow
-        if n <= node:
-            walk(n)
-    return walk(node)
+def node_depths(trace: Provenance) -> list[int]:
+    """The longest path (in edges) ending at each rule. Edges point forward in firing order, so one pass in
+    that order suffices."""
+    depths = [0] * len(trace.entries)
+    for u, v, _ in sorted(trace.edges, key=lambda edge: edge[1]):
+        depths[v] = max(depths[v], depths[u] + 1)
+    return depths
 
 
 def still_implicated(entries: list[Entry]) -> set[str]:

@@ -5,18 +5,19 @@ a case build it once."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
 from ...core.budget import joined_costs, prompt_meter
 from ...core.cells import pair_hash, setup_instance
 from ...core.config import config_to_dict
-from ...core.context import evidence_measures, line_token_ranges, lurch_difficulty
+from ...core.context import evidence_measures, line_char_spans, line_token_ranges, lurch_difficulty
 from ...core.instance import Instance, instance_id
 from ...core.rng import StableRng, canonical_json, derive_seed
 from ...core.tokens import reference_counter, within_budget_tolerance
 from .blueprint import IMPLICATED, Blueprint, Names, build_blueprint, filler_units
-from .case import Entry, Provenance, RuleError, depth_of, fire, still_implicated
+from .case import Entry, Provenance, RuleError, fire, node_depths, still_implicated
 from .catalog import DOMAIN_MAX_HOPS, domain
 from .config import Cell, ReconConfig
 from .narrate import narrate, oracle_lines
@@ -38,6 +39,7 @@ class CaseFile:
     blueprint: Blueprint
     entries: tuple[Entry, ...]  # in case order (time, then rule order)
     trace: Provenance
+    depths: tuple[int, ...]  # longest provenance path ending at each entry
     lines: tuple[str, ...]  # narrative, one per entry
     oracle: tuple[str, ...]  # JSON, one per entry
     questions: dict[str, Question]
@@ -60,8 +62,9 @@ def case_config(config: ReconConfig) -> ReconConfig:
     return dataclasses.replace(config, **defaults)
 
 
-def ordered(entries: list[Entry]) -> list[Entry]:
-    return [entries[k] for k in sorted(range(len(entries)), key=lambda k: (entries[k].minute, k))]
+def time_order(entries: list[Entry]) -> list[int]:
+    """Indices of ``entries`` in case order: by time, ties in rule order."""
+    return sorted(range(len(entries)), key=lambda k: (entries[k].minute, k))
 
 
 def gold_position(block_seed: int, category: str, sample: int) -> int:
@@ -87,6 +90,49 @@ def line_of(entry: Entry, seq: int, seed: int, bp: Blueprint) -> str:
     return narrate([entry], bp.domain, bp.incident, StableRng(derive_seed(seed, "line", seq)))[0]
 
 
+def fit_filler(structural: list[Entry], lines: list[str], filler: Iterator[list[Entry]],
+               line: Callable[[Entry, int], str], count_lines: Callable[[list[str]], list[int]],
+               count_prompt: Callable[[str], int], room: int, tokens: int
+               ) -> tuple[list[Entry], list[str], list[int], int]:
+    """Routine units after the structural entries until the prompt (``count_prompt`` of the context in case
+    order) is within tolerance of ``tokens``: units are added by their lines' estimated cost, then each
+    round's one exact count says whether to add more or drop the last ones. Returns the entries, their lines,
+    the case order and the exact count."""
+    entries, lines = list(structural), list(lines)
+    units: list[tuple[int, int]] = []  # (first entry, estimated cost) per kept routine unit
+
+    def add_units(room: int) -> None:
+        """Routine units while their estimated cost fits ``room``; a unit too large is skipped for the next."""
+        skipped = 0
+        while skipped < MAX_SKIPS:
+            unit = next(filler)
+            unit_lines = [line(e, len(entries) + k) for k, e in enumerate(unit)]
+            cost = sum(count_lines(unit_lines)) + len(unit_lines)
+            if cost > room:
+                skipped += 1
+                continue
+            units.append((len(entries), cost))
+            entries.extend(unit)
+            lines.extend(unit_lines)
+            room -= cost
+
+    add_units(room)
+    for _ in range(FIT_ROUNDS):
+        order = time_order(entries)
+        exact = count_prompt(LINE_SEPARATOR.join(lines[k] for k in order))
+        if within_budget_tolerance(exact, tokens):
+            break
+        if exact < tokens:
+            add_units(tokens - exact)
+            continue
+        over = exact - tokens
+        while over > 0 and units:  # drop the last units until the overshoot is paid
+            first, cost = units.pop()
+            over -= cost
+            del entries[first:], lines[first:]
+    return entries, lines, order, exact
+
+
 @lru_cache(maxsize=32)
 def build_case(config: ReconConfig, seed: int, split: str, domain_name: str, tokens: int, sample: int) -> CaseFile:
     """The case of one cell and sample: the blueprint, then routine units until the longest of its questions'
@@ -101,7 +147,7 @@ def build_case(config: ReconConfig, seed: int, split: str, domain_name: str, tok
     lines = [line_of(e, k, the_seed, bp) for k, e in enumerate(structural)]
     block_seed = derive_seed(FAMILY, "letters", pair_hash(config, CASE_KNOBS), seed, split, domain_name, tokens,
                              sample // NUM_OPTIONS)
-    draft = questions_for(bp, ordered(structural), the_seed, sample, block_seed)
+    draft = questions_for(bp, [structural[k] for k in time_order(structural)], the_seed, sample, block_seed)
     meter = prompt_meter(config.tokenizer, config.chat_template)
     counter = meter.counter
     longest = max((render_question(q.text, q.options) for q in draft.values()), key=counter.count)
@@ -111,47 +157,19 @@ def build_case(config: ReconConfig, seed: int, split: str, domain_name: str, tok
     if used > budget:
         raise ValueError(f"context_tokens: {tokens} cannot hold this case's structure ({used + frame} tokens); "
                          "allowed: a larger target or a smaller max_hops")
-    units: list[tuple[int, int]] = []  # (first entry, estimated cost) per kept routine unit
     filler = filler_units(names, StableRng(derive_seed(the_seed, "filler")))
-    entries = list(structural)
-
-    def add_units(room: int) -> None:
-        """Routine units while their estimated cost fits ``room``; a unit too large is skipped for the next."""
-        skipped = 0
-        while skipped < MAX_SKIPS:
-            unit = next(filler)
-            unit_lines = [line_of(e, len(entries) + k, the_seed, bp) for k, e in enumerate(unit)]
-            cost = sum(counter.count_many(unit_lines)) + len(unit_lines)
-            if cost > room:
-                skipped += 1
-                continue
-            units.append((len(entries), cost))
-            entries.extend(unit)
-            lines.extend(unit_lines)
-            room -= cost
-
-    add_units(budget - used)
-    for _ in range(FIT_ROUNDS):  # each round: one exact count, then drop or add units by what it says
-        order = sorted(range(len(entries)), key=lambda k: (entries[k].minute, k))
-        context = LINE_SEPARATOR.join(lines[k] for k in order)
-        exact = meter.count(render_prompt("narrative", domain_name, context, longest))
-        if within_budget_tolerance(exact, tokens):
-            break
-        if exact < tokens:
-            add_units(tokens - exact)
-            continue
-        over = exact - tokens
-        while over > 0 and units:  # drop the last units until the overshoot is paid
-            first, cost = units.pop()
-            over -= cost
-            del entries[first:], lines[first:]
+    entries, lines, order, exact = fit_filler(structural, lines, filler, lambda e, k: line_of(e, k, the_seed, bp),
+                                              counter.count_many,
+                                              lambda text: meter.count(render_prompt("narrative", domain_name,
+                                                                                     text, longest)),
+                                              budget - used, tokens)
     if exact > tokens:
         raise ValueError(f"context_tokens: {tokens} cannot hold this case's structure; allowed: a larger target")
     case_entries = [entries[k] for k in order]
     trace = fire(case_entries)  # temporal monotonicity: every rule fires after what it requires
     if still_implicated(case_entries) != {bp.culprit}:
         raise RuleError("invariant: exactly one culprit is still implicated when the case closes")
-    return CaseFile(bp, tuple(case_entries), trace, tuple(lines[k] for k in order),
+    return CaseFile(bp, tuple(case_entries), trace, tuple(node_depths(trace)), tuple(lines[k] for k in order),
                     tuple(oracle_lines(case_entries, bp.domain, bp.incident)),
                     questions_for(bp, case_entries, the_seed, sample, block_seed), the_seed, exact)
 
@@ -171,13 +189,10 @@ def generate(config: ReconConfig, seed: int, split: str, index: int, config_name
     proof_rows = sorted(question.proof) if lines else []
     reference_costs = reference_line_costs(lines) if lines else []
     token_ranges, total = line_token_ranges(reference_costs, proof_rows)
-    starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line) + len(LINE_SEPARATOR))
-    chars = [(starts[row], starts[row] + len(lines[row])) for row in proof_rows]
+    chars = line_char_spans(lines, proof_rows, LINE_SEPARATOR)
     evidence = evidence_measures(token_ranges, total, len(context), chars)
     nodes, edges = proof_graph(case, question, lines)
-    depth = max((depth_of(case.trace, row) for row in question.proof), default=0) + 1
+    depth = max((case.depths[row] for row in question.proof), default=0) + 1
     difficulty = {
         **lurch_difficulty(encoding, context_start, context, cell.context_tokens, evidence, depth),
         "domain": cell.domain, "category": cell.category, "variant": variant,
