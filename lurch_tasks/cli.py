@@ -334,5 +334,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise
 
 
+def run() -> None:
+    """The ``lurch`` console entry point: ``main`` plus an exit that keeps the Ctrl-C contract."""
+    code = main()
+    if _interrupted:
+        # Our cleanup has run (finally blocks on the way up). Leave now rather than through interpreter
+        # shutdown, where CPython may still turn the handled Ctrl-C into death by SIGINT (exit -2, seen under
+        # load) and multiprocessing's exit hooks may wait on pool workers, which die with us (core.workers).
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

@@ -3,6 +3,7 @@ leave nothing half-done, workers die with their parent, and Ctrl-C ends with one
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -157,10 +158,25 @@ def _session_processes(sid: int) -> list[int]:
     return [int(pid) for pid, s in (line.split() for line in result.stdout.splitlines()) if int(s) == sid]
 
 
+_FAULTHANDLER_ENV = {**os.environ, "PYTHONFAULTHANDLER": "1"}
+
+
+def _stderr_after_interrupt(process: subprocess.Popen) -> str:
+    """The interrupted run's stderr; if it hangs, its threads' stacks (faulthandler on SIGABRT) fail the test."""
+    try:
+        return process.communicate(timeout=60)[1]
+    except subprocess.TimeoutExpired:
+        process.send_signal(signal.SIGABRT)
+        _, stderr = process.communicate(timeout=30)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        pytest.fail(f"no exit 60 s after Ctrl-C; stacks:\n{stderr[-6000:]}")
+
+
 def _start_big_materialize(out: Path) -> subprocess.Popen:
     args = [sys.executable, "-m", "lurch_tasks.cli", "materialize", "--config", "find_the_origin", "--out",
             str(out), "--num-proc", "2", "--quiet", *BIG]
-    process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_FAULTHANDLER_ENV,
                                start_new_session=True)
     deadline = time.time() + 90
     while time.time() < deadline and len(_children(process.pid)) < 2:
@@ -190,7 +206,7 @@ def test_ctrl_c_with_two_workers_is_one_line_and_exit_130(tmp_path):
     out = tmp_path / "data"
     process = _start_big_materialize(out)
     os.killpg(process.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole foreground group
-    _, stderr = process.communicate(timeout=60)
+    stderr = _stderr_after_interrupt(process)
     assert process.returncode == 130, stderr
     assert stderr.strip().splitlines()[-1] == "lurch: interrupted"
     assert "Traceback" not in stderr, stderr
@@ -214,14 +230,14 @@ def test_generate_out_never_truncates_and_leaves_nothing_when_interrupted(tmp_pa
     fresh = tmp_path / "fresh.jsonl"
     args = [sys.executable, "-m", "lurch_tasks.cli", "generate", "--config", "find_the_origin_long", "--n", "112",
             "--set", "context_tokens=[131072]", "--out", str(fresh)]
-    process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_FAULTHANDLER_ENV,
                                start_new_session=True)
     deadline = time.time() + 90  # interrupt once rows are being written (the temp file exists), not at import
     while time.time() < deadline and not list(tmp_path.glob(".fresh.jsonl.*.tmp")) and process.poll() is None:
         time.sleep(0.05)
     assert process.poll() is None and list(tmp_path.glob(".fresh.jsonl.*.tmp")), "generation never started writing"
     os.killpg(process.pid, signal.SIGINT)
-    _, stderr = process.communicate(timeout=60)
+    stderr = _stderr_after_interrupt(process)
     assert process.returncode == 130 and "Traceback" not in stderr, stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["rows.jsonl"]  # no partial file, no temp file
 
