@@ -4,14 +4,27 @@ categories as six-option multiple choice with an explicit abstain."""
 
 from __future__ import annotations
 
+import json
+
 from ...core.registry import Family, Task, register_family, register_task
 from ...scoring import score_items
-from ...scoring.mcq import ABSTAIN, mcq_score, parse_choice
+from ...scoring.keyfacts import grade_free_form
+from ...scoring.mcq import (
+    ABSTAIN,
+    integer_score,
+    mcq_multi_score,
+    mcq_score,
+    parse_choice,
+    parse_integer,
+    parse_letters,
+)
+from ...scoring.ordering import adjacent_pairs, ordering_score, parse_order
 from .audit import audit
 from .baselines import guess, solve
 from .config import MIN_CONTEXT_TOKENS, ReconConfig
+from .formats import FORMATS, quota_table
 from .generate import COMPARED_KNOBS, FAMILY, VERSION, VOCABULARY, generate
-from .prompt import LETTERS
+from .prompt import LETTERS, letters_for
 from .questions import CATEGORIES
 from .shortcuts import PROBES, SHORTCUTS
 
@@ -22,28 +35,57 @@ CITATION = """@article{recon2025,
   note  = {lurch-tasks reimplements its generator from the paper's description; code and data are not public}
 }"""
 GROUP = "recon"
-EXTRA_METRICS = ("accuracy", "abstain_rate")
+EXTRA_METRICS = ("accuracy", "abstain_rate", "prompt_tokens")
+
+
+def _format_score(doc: dict, output: str) -> tuple[dict[str, float], list[str]]:
+    """The format's own rule (paper App. D.1) and the predicted answer items."""
+    kind = doc["answer_format"]
+    letters = letters_for(kind)[: len(doc["options"])]
+    if kind == "mcq_single":
+        choice = parse_choice(output, letters)
+        return mcq_score(doc["answer"], choice, len(doc["options"])), [choice] if choice not in (None, ABSTAIN) else []
+    if kind == "mcq_multi":
+        chosen = parse_letters(output, letters)
+        picked = list(chosen) if isinstance(chosen, tuple) else []
+        return mcq_multi_score(tuple(json.loads(doc["answer"])), chosen, len(doc["options"])), picked
+    if kind == "ordering":
+        order = parse_order(output, letters)
+        picked = adjacent_pairs(order) if isinstance(order, tuple) else []
+        return ordering_score(tuple(json.loads(doc["answer"])), order), picked
+    if kind == "integer":
+        number = parse_integer(output)
+        return integer_score(int(doc["answer"]), number), [str(number)] if isinstance(number, int) else []
+    gold = json.loads(doc["answer"])
+    graded = grade_free_form(output, gold["key_facts"], gold["contradicting"])
+    return ({k: graded[k] for k in ("score", "accuracy", "abstain_rate")},
+            graded["found"] + [f"not:{fact}" for fact in graded["against"]])
 
 
 def score(doc: dict, output: str) -> dict[str, float]:
-    """The penalised MCQ rule (``score``), strict ``accuracy`` and ``abstain_rate``; memory drift, precision,
-    recall and F1 over the one answer item (the letter), so RECON joins the umbrella's metrics."""
-    choice = parse_choice(output, LETTERS[: len(doc["options"])])
-    metrics = mcq_score(doc["answer"], choice, len(doc["options"]))
-    items = score_items(doc["answer_items"], [choice] if choice not in (None, ABSTAIN) else [])
-    return {**metrics, "memory_drift": items.memory_drift, "precision": items.precision, "recall": items.recall,
-            "f1": items.f1}
+    """The format's rule (``score``: MCQ single +1 / -1/5 / abstain 0, MCQ multiple c/k - w/(n-k), integer exact,
+    ordering Kendall tau, free form key facts), strict ``accuracy``, ``abstain_rate`` and ``prompt_tokens``; memory
+    drift, precision, recall and F1 over the answer items (options chosen, ordered adjacent pairs, key facts)."""
+    metrics, predicted = _format_score(doc, output)
+    items = score_items(doc["answer_items"], predicted)
+    return {**metrics, "prompt_tokens": float(doc["difficulty"]["context_tokens"]), "memory_drift": items.memory_drift,
+            "precision": items.precision, "recall": items.recall, "f1": items.f1}
 
 
 def bin_keys(doc: dict) -> dict[str, str]:
     difficulty = doc["difficulty"]
-    return {"length": str(difficulty["target_tokens"]), "domain": f"domain={difficulty['domain']}",
-            "category": f"category={difficulty['category']}"}
+    category, domain_name = difficulty["category"], difficulty["domain"]
+    return {"length": str(difficulty["target_tokens"]), "domain": f"domain={domain_name}",
+            "category": f"category={category}", "format": f"format={difficulty['format']}",
+            "category_domain": f"{category}/{domain_name}"}
 
 
 def bin_names(config: ReconConfig) -> list[str]:
+    formats = [f for f in FORMATS if any(f == g for _, g in config.slots())]
+    categories = [c for c in config.categories if any(c == d for d, _ in config.slots())]
     return ([str(n) for n in sorted(config.context_tokens)] + [f"domain={d}" for d in config.domains]
-            + [f"category={c}" for c in config.categories])
+            + [f"category={c}" for c in categories] + [f"format={f}" for f in formats]
+            + [f"{c}/{d}" for c in categories for d in config.domains])
 
 
 REASONING_TOKENS = 1024  # room to trace a trail or replay a timeline before the answer line
@@ -57,9 +99,12 @@ def token_target(cell) -> int:
     return cell.context_tokens
 
 
-def chance(config: ReconConfig) -> float:
-    """A uniform pick among six options scores +1 one time in six and -1/5 otherwise: 0 exactly."""
-    return 0.0
+def chance(config: ReconConfig) -> float | None:
+    """A uniform pick among six options scores +1 one time in six and -1/5 otherwise: 0 exactly; so does a
+    random subset for MCQ multiple (E[c/k] = E[w/(n-k)] for any subset size), a uniform permutation (E[tau] = 0)
+    and free-form text that states no case fact. An integer guess can hit, so with integer questions the seeded
+    random baseline (``baselines.guess``) measures chance instead (None)."""
+    return None if any(f == "integer" for _, f in config.slots()) else 0.0
 
 
 def _tasks(prefix: str) -> tuple[str, ...]:

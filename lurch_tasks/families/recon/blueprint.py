@@ -118,6 +118,7 @@ class Blueprint:
     ordered: Custody  # a second custody history (the ordering question)
     absent: Roster  # elimination
     matched: Roster  # stream matching
+    ordered_trail: int  # the trail the chain ordering question asks about
 
 
 class Names:
@@ -283,8 +284,24 @@ def build_blueprint(names: Names, hops: list[int]) -> Blueprint:
     matched, matched_entries = build_stream_matching(names, roster_places[1])
     entries += (conflict_entries + discovery_entries + alibi_entries + custody_entries + ordered_entries
                 + absent_entries + matched_entries)
+    # the chain questions' trails (and the twin its wrong options borrow from) get their findings logged early
+    ordered_trail = rng.below(len(trails))
+    logged = [trails[asked], twin] + ([trails[ordered_trail]] if ordered_trail != asked else [])
+    entries += intake_entries(names, logged)
     return Blueprint(domain, incident, culprit, tuple(trails), tuple(withdrawals), conflict, tuple(discoveries),
-                     alibi, custody, tuple(entries), asked, twin, ordered, absent, matched)
+                     alibi, custody, tuple(entries), asked, twin, ordered, absent, matched, ordered_trail)
+
+
+def intake_entries(names: Names, trails: list[Trail]) -> list[Entry]:
+    """Every finding of a trail is logged into the evidence register at a random earlier time, so the order in
+    which a trail's findings are first mentioned says nothing about the order of its links."""
+    out = []
+    for trail in trails:
+        for clue, linked in zip(trail.clues, trail.minutes[1:], strict=False):
+            minute = spread(names.rng, at(1, 0), linked - 30, 1)[0]
+            out.append(entry(names, minute, names.rng.choice(names.domain.finding_types),
+                             {"kind": "intake", "clue": clue}, (), (f"logged:{clue}",)))
+    return out
 
 
 def build_twin(names: Names, trail: Trail, withdrawal: Withdrawal | None) -> tuple[Trail, list[Entry]]:

@@ -20,15 +20,16 @@ from .blueprint import IMPLICATED, Blueprint, Names, build_blueprint, filler_uni
 from .case import Entry, Provenance, RuleError, fire, node_depths, still_implicated
 from .catalog import DOMAIN_MAX_HOPS, domain
 from .config import Cell, ReconConfig
+from .formats import FORMATS, build_formatted, quota_slots
 from .narrate import narrate, oracle_lines
-from .prompt import LETTERS, prompt_head, render_prompt, render_question
-from .questions import CATEGORIES, NUM_OPTIONS, Question, build_question
+from .prompt import letters_for, prompt_head, render_prompt, render_question
+from .questions import CATEGORIES, NUM_OPTIONS, Question
 
 FAMILY = "recon"
-VERSION = "0.1.0"
+VERSION = "0.2.0"
 VOCABULARY = ("recon_catalog.json", "english_words.txt", "last_names.txt", "first_names.txt", "cities.txt")
 COMPARED_KNOBS = ("variant",)
-CASE_KNOBS = ("categories", "variant")  # what a case does not depend on: every category and variant shares it
+CASE_KNOBS = ("categories", "formats", "variant")  # what a case does not depend on: every category and variant shares it
 LINE_SEPARATOR = "\n"
 FIT_ROUNDS = 8
 MAX_SKIPS = 24  # routine units tried in a row that are too large for the room left, before the fit stops
@@ -42,7 +43,7 @@ class CaseFile:
     depths: tuple[int, ...]  # longest provenance path ending at each entry
     lines: tuple[str, ...]  # narrative, one per entry
     oracle: tuple[str, ...]  # JSON, one per entry
-    questions: dict[str, Question]
+    questions: dict[tuple[str, str], Question]  # (category, format) -> question
     seed: int
     fitted_tokens: int  # the longest question's prompt, in the config's tokenizer
 
@@ -74,14 +75,25 @@ def gold_position(block_seed: int, category: str, sample: int) -> int:
     return letters[sample % NUM_OPTIONS]
 
 
+ALL_SLOTS = tuple(quota_slots(CATEGORIES, FORMATS))
+
+
+def slot_seed(seed: int, category: str, answer_format: str) -> int:
+    # MCQ single keeps the seed it had before the other formats existed
+    if answer_format == "mcq_single":
+        return derive_seed(seed, "question", category)
+    return derive_seed(seed, "question", category, answer_format)
+
+
 def questions_for(bp: Blueprint, entries: list[Entry], seed: int, sample: int, block_seed: int
-                  ) -> dict[str, Question]:
-    """One question per category (forms rotate over blocks of six cases)."""
+                  ) -> dict[tuple[str, str], Question]:
+    """Every question of the quota matrix (forms rotate over blocks of six cases)."""
     out = {}
-    for category in CATEGORIES:
-        rng = StableRng(derive_seed(seed, "question", category))
-        out[category] = build_question(category, bp, entries, rng, gold_position(block_seed, category, sample),
-                                       sample // NUM_OPTIONS)
+    for category, answer_format in ALL_SLOTS:
+        rng = StableRng(slot_seed(seed, category, answer_format))
+        out[category, answer_format] = build_formatted(category, answer_format, bp, entries, rng,
+                                                       gold_position(block_seed, category, sample),
+                                                       sample // NUM_OPTIONS)
     return out
 
 
@@ -150,7 +162,7 @@ def build_case(config: ReconConfig, seed: int, split: str, domain_name: str, tok
     draft = questions_for(bp, [structural[k] for k in time_order(structural)], the_seed, sample, block_seed)
     meter = prompt_meter(config.tokenizer, config.chat_template)
     counter = meter.counter
-    longest = max((render_question(q.text, q.options) for q in draft.values()), key=counter.count)
+    longest = max((render_question(q.text, q.options, q.format) for q in draft.values()), key=counter.count)
     frame = meter.count(render_prompt("narrative", domain_name, "x", longest)) - 1
     budget = tokens - frame
     used = sum(counter.count_many(lines)) + len(lines)
@@ -178,11 +190,11 @@ def generate(config: ReconConfig, seed: int, split: str, index: int, config_name
     setup = setup_instance(FAMILY, config, VOCABULARY, seed, split, index, COMPARED_KNOBS)
     cell: Cell = setup.cell
     case = build_case(case_config(config), seed, split, cell.domain, cell.context_tokens, setup.sample)
-    question = case.questions[cell.category]
+    question = case.questions[cell.category, cell.format]
     variant = config.variant
     lines = {"narrative": case.lines, "oracle": case.oracle, "closedbook": ()}[variant]
     context = LINE_SEPARATOR.join(lines)
-    question_text = render_question(question.text, question.options)
+    question_text = render_question(question.text, question.options, question.format)
     prompt = render_prompt(variant, cell.domain, context, question_text)
     context_start = len(prompt_head(variant, cell.domain))
     encoding = prompt_meter(config.tokenizer, config.chat_template).encode(prompt)
@@ -195,13 +207,14 @@ def generate(config: ReconConfig, seed: int, split: str, index: int, config_name
     depth = max((case.depths[row] for row in question.proof), default=0) + 1
     difficulty = {
         **lurch_difficulty(encoding, context_start, context, cell.context_tokens, evidence, depth),
-        "domain": cell.domain, "category": cell.category, "variant": variant,
+        "domain": cell.domain, "category": cell.category, "format": question.format, "variant": variant,
         "case_entries": len(case.entries), "chain_hops": question.params.get("hops", 0),
     }
-    letter = LETTERS[question.gold]
+    gold = gold_fields(question)
     params = {
         "case_seed": case.seed, "cell": cell._asdict(), "sample": setup.sample, "rng_seed": setup.rng_seed,
         "question": question.params, "failure_modes": list(question.failure_modes),
+        "contradicting": list(question.contradicting),
         "culprit": case.blueprint.culprit, "case_tokens": case.fitted_tokens,
         "tokenizer": config.tokenizer, "chat_template": config.chat_template, "config": config_to_dict(config),
     }
@@ -209,10 +222,29 @@ def generate(config: ReconConfig, seed: int, split: str, index: int, config_name
         id=instance_id(config_name, split, index, FAMILY), family=FAMILY, task=config_name, config_name=config_name,
         split=split, index=index, seed=seed, family_version=VERSION, config_hash=setup.config_hash,
         source_hash=setup.source_hash, context=context, question=question_text, prompt=prompt,
-        answer_format="mcq_single", answer=letter, answer_text=letter, options=list(question.options),
-        answer_items=[letter], evidence=list(evidence.spans), reasoning_graph={"nodes": nodes, "edges": edges},
+        answer_format=question.format, answer=gold["answer"], answer_text=gold["answer_text"],
+        options=list(question.options), answer_items=gold["answer_items"], evidence=list(evidence.spans), reasoning_graph={"nodes": nodes, "edges": edges},
         difficulty=difficulty, params=canonical_json(params), pair_key=setup.pair_key,
     )
+
+
+def gold_fields(question: Question) -> dict:
+    """``answer`` (canonical: a letter; JSON for letter lists and free form; the number), ``answer_text`` and
+    ``answer_items`` (the unit of memory drift: options, ordered adjacent pairs, key facts)."""
+    kind = question.format
+    letters = letters_for(kind)
+    if kind == "mcq_single":
+        letter = letters[question.gold]
+        return {"answer": letter, "answer_text": letter, "answer_items": [letter]}
+    if kind in ("mcq_multi", "ordering"):
+        chosen = [letters[k] for k in question.gold]
+        items = chosen if kind == "mcq_multi" else [f"{a}>{b}" for a, b in zip(chosen, chosen[1:])]
+        return {"answer": canonical_json(chosen), "answer_text": ", ".join(chosen), "answer_items": items}
+    if kind == "integer":
+        return {"answer": str(question.gold), "answer_text": str(question.gold), "answer_items": [str(question.gold)]}
+    return {"answer": canonical_json({"contradicting": list(question.contradicting),
+                                      "key_facts": list(question.key_facts)}),
+            "answer_text": question.reference, "answer_items": list(question.key_facts)}
 
 
 @lru_cache(maxsize=64)
@@ -232,5 +264,15 @@ def proof_graph(case: CaseFile, question: Question, lines) -> tuple[list[dict], 
     edges = [[f"e{u}", f"e{v}"] for u, v, _ in case.trace.edges if u in members and v in members]
     sinks = [row for row in proof if not any(u == row and v in members for u, v, _ in case.trace.edges)]
     edges += [[f"e{row}", "answer"] for row in sinks]
-    nodes.append({"id": "answer", "kind": "answer", "text": question.options[question.gold]})
+    nodes.append({"id": "answer", "kind": "answer", "text": answer_node_text(question)})
     return nodes, edges
+
+
+def answer_node_text(question: Question) -> str:
+    if question.format == "mcq_single":
+        return question.options[question.gold]
+    if question.format in ("mcq_multi", "ordering"):
+        return "; ".join(question.options[k] for k in question.gold)
+    if question.format == "integer":
+        return str(question.gold)
+    return question.reference

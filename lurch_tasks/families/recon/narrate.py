@@ -35,6 +35,7 @@ TEMPLATES: dict[str, tuple[str, ...]] = {
     "blocked": ("Planned for this time, {action} could not go ahead: it awaited the result on {clue}.",
                 "It was not possible to proceed with {action}: the result on {clue} was still awaited."),
     "custody": ("Custody log: {thing} {verb} {place}.", "Movement noted: {thing} {verb} {place}."),
+    "intake": ("{clue} was logged into the evidence register.", "Logged into the evidence register: {clue}."),
     "incident": ("Opening entry: {incident} took place on Day {day} between {start} and {end}.",),
 }
 MAX_REMARKS = 2

@@ -18,13 +18,22 @@ ARROW = " -> "
 
 @dataclass(frozen=True)
 class Question:
+    """One question in one answer format. ``gold``: the correct option (mcq_single), the correct options in
+    letter order (mcq_multi), the options in their correct order (ordering), the number (integer); unused for
+    free form, which carries ``key_facts`` (all must be stated), ``contradicting`` (none may be asserted) and a
+    ``reference`` answer."""
+
     category: str
     text: str
     options: tuple[str, ...]
-    gold: int
-    failure_modes: tuple[str | None, ...]  # None for the correct option
+    gold: int | tuple[int, ...]
+    failure_modes: tuple[str | None, ...]  # per option: None when choosing it is right
     proof: tuple[int, ...]  # indices of the entries (in case order) that derive the answer
     params: dict
+    format: str = "mcq_single"
+    key_facts: tuple[str, ...] = ()
+    contradicting: tuple[str, ...] = ()
+    reference: str = ""
 
 
 def place_options(gold: str, wrong: Sequence[tuple[str, str]], position: int, rng: StableRng

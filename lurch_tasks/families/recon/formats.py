@@ -1,0 +1,340 @@
+"""The answer formats beyond MCQ single (paper App. A.4, D.1) and the fixed quota matrix: which formats every
+case asks of every category. Each question is computed from the blueprint and the case's entries, like the
+six-option ones in ``questions``:
+
+- MCQ multiple: six options, 1-5 of them correct (the count drawn uniformly among those the case allows);
+- integer: an exact count;
+- ordering: the gold set of items as letters, to be put in order (a path of the provenance DAG, or a custody
+  history in time), so the gold is the DAG's only topological order of those items;
+- free form: key facts that must be stated and contradicting facts that must not be asserted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ...core.rng import StableRng
+from .blueprint import Blueprint
+from .case import MINUTES_PER_DAY, Entry, at, clock, day_of, stamp
+from .questions import (
+    NUM_OPTIONS,
+    Index,
+    Question,
+    between,
+    build_question,
+    trail_proof,
+)
+
+FORMATS = ("mcq_single", "mcq_multi", "integer", "ordering", "free_form")
+QUOTA: dict[str, tuple[str, ...]] = {
+    "chain": ("mcq_single", "integer", "ordering"),
+    "cascade": ("mcq_single", "mcq_multi", "integer"),
+    "conflict": ("mcq_single", "free_form"),
+    "counterfactual": ("mcq_single", "mcq_multi"),
+    "temporal": ("mcq_single", "mcq_multi", "integer"),
+    "retrieval": ("mcq_single", "ordering", "free_form"),
+}
+"""One question per (category, format) listed, on every case: 16 per case."""
+
+
+def quota_slots(categories: Sequence[str], formats: Sequence[str]) -> list[tuple[str, str]]:
+    """The (category, format) questions of one case, in quota order, for the configured subsets."""
+    return [(c, f) for c in QUOTA if c in categories for f in QUOTA[c] if f in formats]
+
+
+def quota_table() -> str:
+    """The quota matrix as a Markdown table (the dataset card and README show it)."""
+    head = "| category | " + " | ".join(FORMATS) + " | per case |"
+    rule = "|---" * (len(FORMATS) + 2) + "|"
+    rows = [f"| {c} | " + " | ".join("1" if f in QUOTA[c] else "-" for f in FORMATS) + f" | {len(QUOTA[c])} |"
+            for c in QUOTA]
+    totals = [sum(f in QUOTA[c] for c in QUOTA) for f in FORMATS]
+    rows.append("| all | " + " | ".join(map(str, totals)) + f" | {sum(totals)} |")
+    return "\n".join([head, rule, *rows])
+
+
+def _phrase(bp: Blueprint, person: str) -> str:
+    return bp.domain.conclusion.format(person=person, incident=bp.incident)
+
+
+def _k_draw(rng: StableRng, correct: int, wrong: int) -> int:
+    """The number of correct options among six: uniform over 1-5 within what the pools allow."""
+    feasible = [k for k in range(1, NUM_OPTIONS) if k <= correct and NUM_OPTIONS - k <= wrong]
+    if not feasible:
+        raise ValueError("recon: too few candidates for a multiple-answer option set")
+    return rng.choice(feasible)
+
+
+def _multi(category: str, text: str, right: Sequence[tuple[str, str]], wrong: Sequence[tuple[str, str]], k: int,
+           rng: StableRng, proof: Sequence[int], params: dict) -> Question:
+    """Six options, ``k`` of ``right`` and the rest of ``wrong`` ((text, failure mode) pairs), shuffled."""
+    chosen = [(t, None) for t, _ in rng.sample(list(right), k)] + rng.sample(list(wrong), NUM_OPTIONS - k)
+    chosen = rng.shuffled(chosen)
+    gold = tuple(i for i, (_, mode) in enumerate(chosen) if mode is None)
+    return Question(category, text, tuple(t for t, _ in chosen), gold, tuple(m for _, m in chosen),
+                    tuple(sorted(set(proof))), params, "mcq_multi")
+
+
+def _ordering(category: str, text: str, items: Sequence[str], rng: StableRng, proof: Sequence[int],
+              params: dict) -> Question:
+    """``items`` (in their correct order) shuffled into options; gold = the options in the correct order."""
+    options = rng.shuffled(list(items))
+    gold = tuple(options.index(item) for item in items)
+    return Question(category, text, tuple(options), gold, (None,) * len(options), tuple(sorted(set(proof))),
+                    params, "ordering")
+
+
+# ------------------------------------------------------------------------------------------------------- chain
+
+def chain_premise(bp: Blueprint, t: int) -> str:
+    trail = bp.trails[t]
+    return f"The finding that {_phrase(bp, trail.person)} rests on a trail of findings that began with {trail.origin}."
+
+
+def chain_integer(bp: Blueprint, index: Index, rng: StableRng) -> Question:
+    t = rng.below(len(bp.trails))
+    trail = bp.trails[t]
+    text = (f"{chain_premise(bp, t)} How many findings did that trail pass through after {trail.origin}, counting "
+            "the one the finding rests on?")
+    return Question("chain", text, (), len(trail.clues), (), tuple(trail_proof(index, trail)),
+                    {"trail": t, "hops": len(trail.clues)}, "integer")
+
+
+def chain_ordering(bp: Blueprint, index: Index, rng: StableRng) -> Question:
+    t = bp.ordered_trail
+    trail = bp.trails[t]
+    text = f"{chain_premise(bp, t)} Put the findings below in the order that trail passed through them."
+    return _ordering("chain", text, trail.clues, rng, trail_proof(index, trail), {"trail": t,
+                                                                                  "hops": len(trail.clues)})
+
+
+# ----------------------------------------------------------------------------------------------------- cascade
+
+def concluded(bp: Blueprint, until: int) -> dict[str, list[int]]:
+    """Person -> their conclusion trails reached by ``until``."""
+    out: dict[str, list[int]] = {}
+    for k, trail in enumerate(bp.trails):
+        if trail.minutes[-1] <= until:
+            out.setdefault(trail.person, []).append(k)
+    return out
+
+
+def fallen(bp: Blueprint, until: int) -> set[str]:
+    """People concluded by ``until`` whose every conclusion trail has lost a link by then."""
+    cut = {w.trail for w in bp.withdrawals if w.minute <= until}
+    return {p for p, trails in concluded(bp, until).items() if all(t in cut for t in trails)}
+
+
+def withdrawn_link(bp: Blueprint, w) -> tuple[str, str]:
+    trail = bp.trails[w.trail]
+    clues = [trail.origin, *trail.clues]
+    return clues[w.hop], clues[w.hop + 1]
+
+
+def cascade_multi(bp: Blueprint, index: Index, rng: StableRng) -> Question:
+    """Which conclusions still stand right after a withdrawal (independent support included)."""
+    fatal = [w for w in bp.withdrawals if w.trail >= 2]
+    setups = []
+    for w in fatal:
+        reached = concluded(bp, w.minute)
+        down = fallen(bp, w.minute)
+        standing = [p for p in reached if p not in down]
+        if _k_draw_ok(len(standing), len(down)):
+            setups.append((w, standing, sorted(down)))
+    w, standing, down = rng.choice(setups)
+    source, target = withdrawn_link(bp, w)
+    k = _k_draw(rng, len(standing), len(down))
+    right = [(_phrase(bp, p), "") for p in standing]
+    wrong = [(_phrase(bp, p), "missed_invalidation" if p == bp.trails[w.trail].person else "stale_support")
+             for p in down]
+    text = (f"On {stamp(w.minute)}, the finding that {source} led to {target} was withdrawn. Which of these findings "
+            "still had support right after that? Choose every one that did.")
+    withdrawn = index.find(lambda f: f["kind"] == "withdraw" and f["from"] == source and f["to"] == target)
+    proof = [*withdrawn, *(r for k in range(len(bp.trails)) for r in trail_proof(index, bp.trails[k]))]
+    return _multi("cascade", text, right, wrong, k, rng, proof, {"trail": w.trail, "hop": w.hop})
+
+
+def _k_draw_ok(correct: int, wrong: int) -> bool:
+    return any(k <= correct and NUM_OPTIONS - k <= wrong for k in range(1, NUM_OPTIONS))
+
+
+def cascade_integer(bp: Blueprint, index: Index, rng: StableRng) -> Question:
+    """How many people's conclusions had lost all support at a moment: the count is drawn uniformly first."""
+    moments = sorted(w.minute for w in bp.withdrawals if w.trail >= 2)
+    count = rng.below(len(moments) + 1)
+    low = moments[count - 1] if count else min(t.minutes[-1] for t in bp.trails)
+    high = moments[count] if count < len(moments) else at(30, 23, 59)
+    asked = between(rng, low, high)
+    answer = len(fallen(bp, asked))
+    that = _phrase(bp, "X")
+    text = (f"Consider every person X for whom the case had reached the finding that {that} by {stamp(asked)}. "
+            "For how many of them had every such finding lost all of its support by then?")
+    proof = [r for k in range(len(bp.trails)) for r in trail_proof(index, bp.trails[k])]
+    proof += index.find(lambda f: f["kind"] == "withdraw")
+    return Question("cascade", text, (), answer, (), tuple(sorted(set(proof))),
+                    {"asked": asked}, "integer")
+
+
+# ---------------------------------------------------------------------------------------------- counterfactual
+
+def counterfactual_multi(bp: Blueprint, index: Index, rng: StableRng, form: str) -> Question:
+    """Move a result later (which actions would not have gone ahead when they did) or earlier (which planned
+    actions would then have gone ahead); several answers."""
+    d = rng.below(len(bp.discoveries))
+    result, other = bp.discoveries[d], bp.discoveries[1 - d]
+    done = [a for a in result.actions if a.done]
+    blocked = [a for a in result.actions if not a.done]
+    if form == "later":
+        j = rng.integer(1, len(done))
+        nxt = done[j].minute if j < len(done) else done[-1].minute + 2 * MINUTES_PER_DAY
+        moved = between(rng, done[j - 1].minute, nxt)
+        right = [(a.phrase, "") for a in done[:j]]
+        wrong = ([(a.phrase, "timeline_confusion") for a in done[j:]]
+                 + [(a.phrase, "counterfactual_confusion") for a in blocked])
+        text = (f"Suppose the result on {result.clue} had come in only on {stamp(moved)} instead of "
+                f"{stamp(result.minute)}. Which of these actions would not have gone ahead when they did? Choose "
+                "every one.")
+    else:
+        j = rng.below(len(blocked))
+        low = blocked[j - 1].minute if j else blocked[0].minute - 2 * MINUTES_PER_DAY
+        moved = between(rng, low, blocked[j].minute)
+        right = [(a.phrase, "") for a in blocked[j:]]
+        wrong = ([(a.phrase, "timeline_confusion") for a in blocked[:j]]
+                 + [(a.phrase, "counterfactual_confusion") for a in done])
+        text = (f"Suppose the result on {result.clue} had come in already on {stamp(moved)} instead of "
+                f"{stamp(result.minute)}. Which of these planned actions would then have gone ahead? Choose every "
+                "one.")
+    wrong += [(a.phrase, "false_equivalence") for a in other.actions]
+    k = _k_draw(rng, len(right), len(wrong))
+    proof = [index.one(lambda f: f["kind"] == "result" and f["clue"] == result.clue)]
+    proof += index.find(lambda f: f["kind"] == "action" and f["clue"] == result.clue)
+    return _multi("counterfactual", text, right, wrong, k, rng, proof, {"form": form, "moved_to": moved,
+                                                                        "discovery": d})
+
+
+# ---------------------------------------------------------------------------------------------------- temporal
+
+def covered(intervals: list[tuple[int, int]], start: int, end: int) -> bool:
+    reach = start
+    for low, high in sorted(intervals):
+        if low > reach:
+            return False
+        reach = max(reach, high)
+        if reach >= end:
+            return True
+    return reach >= end
+
+
+WINDOW_STEP = 5  # minutes between candidate window bounds
+
+
+def alibi_windows(bp: Blueprint, entries: Sequence[Entry]) -> list[tuple[int, int, frozenset[str]]]:
+    """Candidate windows on the incident's day around its window, each with the subjects the records leave
+    uncovered in it (every record of those people counts, as the solver reads them)."""
+    a = bp.alibi
+    spans: dict[str, list[tuple[int, int]]] = {p: [] for p in a.subjects}
+    for e in entries:
+        if e.fact["kind"] == "record" and e.fact["person"] in spans:
+            spans[e.fact["person"]].append((e.fact["start"], e.fact["end"]))
+    day = at(day_of(a.start), 0)
+    first = max(day + 6 * 60, a.start - 150)
+    last = min(day + 23 * 60 + 50, a.end + 90)
+    out = []
+    for start in range(first, last, WINDOW_STEP):
+        for end in range(start + 30, min(start + 180, last) + 1, WINDOW_STEP):
+            gaps = frozenset(p for p in a.subjects if not covered(spans[p], start, end))
+            out.append((start, end, gaps))
+    return out
+
+
+def _window(bp: Blueprint, entries: Sequence[Entry], rng: StableRng, counts: Sequence[int]
+            ) -> tuple[int, int, frozenset[str]]:
+    """A window whose uncovered count is drawn uniformly over ``counts`` the case allows."""
+    windows = alibi_windows(bp, entries)
+    by_count: dict[int, list] = {}
+    for w in windows:
+        by_count.setdefault(len(w[2]), []).append(w)
+    allowed = [c for c in counts if c in by_count]
+    return rng.choice(by_count[rng.choice(allowed)])
+
+
+def _records_of(index: Index, people: Sequence[str], day: int) -> list[int]:
+    return index.find(lambda f: f["kind"] == "record" and f["person"] in people and day_of(f["start"]) == day)
+
+
+def temporal_multi(bp: Blueprint, index: Index, rng: StableRng) -> Question:
+    start, end, gaps = _window(bp, index.entries, rng, range(1, NUM_OPTIONS))
+    right = [(p, "") for p in bp.alibi.subjects if p in gaps]
+    wrong = [(p, "single_stream_reading") for p in bp.alibi.subjects if p not in gaps]
+    text = (f"On Day {day_of(start)} between {clock(start)} and {clock(end)}, which of these people are not accounted "
+            "for by the records for the whole of that time? Choose every one.")
+    return _multi("temporal", text, right, wrong, len(right), rng,
+                  _records_of(index, bp.alibi.subjects, day_of(start)), {"start": start, "end": end})
+
+
+def temporal_integer(bp: Blueprint, index: Index, rng: StableRng) -> Question:
+    start, end, gaps = _window(bp, index.entries, rng, range(len(bp.alibi.subjects) + 1))
+    people = rng.shuffled(list(bp.alibi.subjects))
+    text = (f"On Day {day_of(start)} between {clock(start)} and {clock(end)}, how many of these people are not "
+            f"accounted for by the records for the whole of that time: {', '.join(people)}?")
+    return Question("temporal", text, (), len(gaps), (), tuple(_records_of(index, people, day_of(start))),
+                    {"start": start, "end": end, "people": people}, "integer")
+
+
+# ---------------------------------------------------------------------------------------------------- conflict
+
+def conflict_free_form(bp: Blueprint, index: Index, rng: StableRng) -> Question:
+    c = bp.conflict
+    record = index.one(lambda f: f["kind"] == "record" and f["person"] == c.subject and f["place"] == c.true_place
+                       and f["start"] <= c.minute <= f["end"])
+    statements = index.find(lambda f: f["kind"] == "statement" and f["person"] == c.subject
+                            and f["minute"] == c.minute)
+    kind = index.entries[record].entry_type.lower()
+    text = (f"Two accounts disagree about where {c.subject} was on Day {day_of(c.minute)} at about "
+            f"{clock(c.minute)}. Where was {c.subject} at that time, and what settles it?")
+    reference = (f"{c.subject} was at {c.true_place} at that time. The {kind} entry records {c.subject} there, which "
+                 f"settles it; the account that puts {c.subject} at {c.false_place} is wrong.")
+    return Question("conflict", text, (), 0, (), tuple(sorted([*statements, record])), {}, "free_form",
+                    (c.true_place,), (c.false_place,), reference)
+
+
+# --------------------------------------------------------------------------------------------------- retrieval
+
+def retrieval_ordering(bp: Blueprint, index: Index, rng: StableRng) -> Question:
+    thing = bp.ordered.thing
+    places = [place for _, place in bp.ordered.moves]
+    text = f"Put the places below in the order {thing} was taken to them."
+    proof = index.find(lambda f: f["kind"] == "custody" and f["thing"] == thing)
+    return _ordering("retrieval", text, places, rng, proof, {"form": "ordering"})
+
+
+def retrieval_free_form(bp: Blueprint, index: Index, rng: StableRng) -> Question:
+    moves = bp.custody.moves
+    j = rng.below(len(moves))
+    end = moves[j + 1][0] if j + 1 < len(moves) else moves[j][0] + 2 * MINUTES_PER_DAY
+    asked = between(rng, moves[j][0], end)
+    thing = bp.custody.thing
+    place, since = moves[j][1], stamp(moves[j][0])
+    text = f"Where was {thing} held on {stamp(asked)}, and since when had it been there?"
+    reference = f"On {stamp(asked)}, {thing} was held at {place}. It had been taken there on {since}."
+    # the place it came from may be named in a right answer ("moved there from ..."); every other place is wrong
+    against = tuple(p for k, (_, p) in enumerate(moves) if k not in (j, j - 1))
+    proof = index.find(lambda f: f["kind"] == "custody" and f["thing"] == thing)[j:j + 2]
+    return Question("retrieval", text, (), 0, (), tuple(proof), {"asked": asked, "move": j}, "free_form",
+                    (place, since), against, reference)
+
+
+def build_formatted(category: str, answer_format: str, bp: Blueprint, entries: Sequence[Entry], rng: StableRng,
+                    position: int, sample: int) -> Question:
+    """The question of one quota slot (MCQ single: ``questions.build_question`` with the gold at ``position``)."""
+    if answer_format == "mcq_single":
+        return build_question(category, bp, entries, rng, position, sample)
+    index = Index(entries)
+    if (category, answer_format) == ("counterfactual", "mcq_multi"):
+        return counterfactual_multi(bp, index, rng, "later" if sample % 2 == 0 else "earlier")
+    maker = {("chain", "integer"): chain_integer, ("chain", "ordering"): chain_ordering,
+             ("cascade", "mcq_multi"): cascade_multi, ("cascade", "integer"): cascade_integer,
+             ("temporal", "mcq_multi"): temporal_multi, ("temporal", "integer"): temporal_integer,
+             ("conflict", "free_form"): conflict_free_form, ("retrieval", "ordering"): retrieval_ordering,
+             ("retrieval", "free_form"): retrieval_free_form}[(category, answer_format)]
+    return maker(bp, index, rng)

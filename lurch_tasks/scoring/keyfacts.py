@@ -1,0 +1,89 @@
+"""Free-form answers graded by key facts, deterministically (RECON free form without an LLM judge).
+
+A question carries ``required`` facts (entities, places, times, outcomes) that must all appear in the answer
+and ``contradicting`` facts that must not be asserted: score 1 when every required fact is there and no
+contradicting one is asserted, else 0 (no negative marking, as in the paper). Matching is on normalised text
+(case, punctuation, titles such as "Dr." ignored; whole words only). A time fact written ``Day 3, 14:05``
+matches "Day 3" with any usual clock form of the same minute ("14:05", "14.05", "2:05 pm", "1405 hours").
+A contradicting fact is not asserted when its clause also carries a denial or report cue ("not", "rather
+than", "instead of", "claimed", "wrong", ...): "She was at the depot, not at the pier as the witness claimed"
+asserts the depot only. The answer is the text after the last ``ANSWER:`` marker, else the whole output;
+graders never raise."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from .mcq import _MARKER, ABSTAIN, _text, is_abstain
+
+_TIME_FACT = re.compile(r"^Day (\d+), (\d\d):(\d\d)$")
+_TITLES = re.compile(r"\b(?:dr|mr|mrs|ms|prof|doctor)\b\.?", re.IGNORECASE)
+_NON_WORD = re.compile(r"[^0-9a-z]+")
+_CLOCK = re.compile(r"\b(\d{1,2})[:.h](\d\d)\s*([ap])?\.?\s*m?\b\.?|\b(\d{1,2})\s*([ap])\.?\s*m\b\.?|\b(\d\d)(\d\d)\s*hours?\b",
+                    re.IGNORECASE)
+_CLAUSES = re.compile(r"[.!?;:,\n]+\s*|\s+but\s+|\s+whereas\s+", re.IGNORECASE)
+_CUES = re.compile(r"\b(?:not|no|never|nor|n't|neither|instead|rather|contrary|contradict\w*|false|falsely|"
+                   r"incorrect\w*|wrong\w*|mistaken\w*|disput\w*|claim\w*|said|says|stated|states|reported|alleg\w*|"
+                   r"account|accounts|witness\w*|statement\w*|earlier|previously|before|from|until|left|moved|"
+                   r"withdrawn|retracted|rejected|ruled|unsupported)\b", re.IGNORECASE)
+
+
+def normalize_text(text: str) -> str:
+    """Lower case, titles dropped, every run of non-alphanumerics one space, padded for whole-word search."""
+    return f" {_NON_WORD.sub(' ', _TITLES.sub(' ', text).lower()).strip()} "
+
+
+def free_form_text(output: object) -> str:
+    """The answer: after the last ``ANSWER:``-style marker, else the whole (bounded) output."""
+    text = _text(output)
+    markers = list(_MARKER.finditer(text))
+    return text[markers[-1].end():].strip() if markers else text.strip()
+
+
+def _clock_minutes(text: str) -> set[int]:
+    minutes = set()
+    for m in _CLOCK.finditer(text):
+        if m.group(1) is not None:
+            hour, minute, half = int(m.group(1)), int(m.group(2)), (m.group(3) or "").lower()
+        elif m.group(4) is not None:
+            hour, minute, half = int(m.group(4)), 0, m.group(5).lower()
+        else:
+            hour, minute, half = int(m.group(6)), int(m.group(7)), ""
+        if half == "p" and hour < 12:
+            hour += 12
+        elif half == "a" and hour == 12:
+            hour = 0
+        if hour < 24 and minute < 60:
+            minutes.add(hour * 60 + minute)
+    return minutes
+
+
+def mentions(text: str, fact: str) -> bool:
+    """Whether ``text`` states ``fact`` (a name or phrase, or a ``Day N, HH:MM`` time)."""
+    time = _TIME_FACT.match(fact)
+    if time:
+        day, minute = int(time.group(1)), int(time.group(2)) * 60 + int(time.group(3))
+        return f" day {day} " in normalize_text(text) and minute in _clock_minutes(text)
+    phrase = normalize_text(fact)
+    return phrase.strip() != "" and phrase in normalize_text(text)
+
+
+def asserted(text: str, fact: str) -> bool:
+    """Whether some clause of ``text`` mentions ``fact`` without a denial or report cue."""
+    return any(mentions(clause, fact) and not _CUES.search(clause) for clause in _CLAUSES.split(text))
+
+
+def grade_free_form(output: object, required: Sequence[str], contradicting: Sequence[str]) -> dict:
+    """``score``/``accuracy`` 1 or 0, ``abstain_rate``, and the facts found and asserted against (the items
+    for memory drift: required facts found are hits, contradicting facts asserted are false positives)."""
+    try:
+        text = free_form_text(output)[:20_000]
+        found = [fact for fact in required if mentions(text, fact)]
+        against = [fact for fact in contradicting if asserted(text, fact)]
+        abstained = not found and is_abstain(text[:400])
+    except Exception:  # pragma: no cover - last resort; the grader is meant not to raise at all
+        found, against, abstained = [], [], False
+    correct = len(found) == len(required) and not against and not abstained
+    return {"score": float(correct), "accuracy": float(correct), "abstain_rate": float(abstained),
+            "found": found, "against": against, "answer": ABSTAIN if abstained else None}
