@@ -185,6 +185,51 @@ def cmd_audit_shortcuts(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_diagnose(args: argparse.Namespace) -> int:
+    import time
+
+    from tqdm.auto import tqdm
+
+    from .analysis.retrieval import RETRIEVERS, diagnose_rows, format_table
+    from .core.generation import check_split, iter_rows, resolve_task
+
+    check_split(args.split)
+    retrievers = [r.strip() for r in args.retrievers.split(",") if r.strip()]
+    for name in retrievers:
+        if name not in RETRIEVERS:
+            raise CliError(f"--retrievers: {name!r} is not a retriever; allowed: {', '.join(RETRIEVERS)}")
+    try:
+        ks = sorted({int(k) for k in args.k.split(",")})
+    except ValueError:
+        ks = []
+    if not ks or ks[0] < 1:
+        raise CliError(f"--k: {args.k!r} is not a list of positive integers; allowed: e.g. 5,10,20,50")
+    task = resolve_task(args.config, _parse_sets(args.set), args.seed)
+    size = task.config.size()
+    count = min(size, args.n) if args.n else size
+    started = time.perf_counter()
+    with tqdm(total=count, unit="question", desc=f"diagnosing {task.name}", disable=args.quiet) as bar:
+        coverage = diagnose_rows(iter_rows(task, range(count), args.split), retrievers, ks, progress=bar.update)
+    elapsed = time.perf_counter() - started
+    table = coverage.table(retrievers)
+    print(f"== {task.name}: {count} questions; gold-entry recall@k and full-coverage rate (all gold entries in the "
+          f"top k), entries ranked against each question")
+    print(format_table(table, ks))
+    timing = ", ".join(f"{name} {coverage.seconds[name]:.1f} s" for name in retrievers)
+    print(f"\ntook {elapsed:.1f} s ({timing}; the rest is generation)")
+    if args.out:
+        from .core.files import atomic_output
+
+        out = Path(args.out)
+        if out.exists() and not args.overwrite:
+            raise FileExistsError(f"--out: {str(out)!r} already exists; allowed: a new path, or --overwrite")
+        with atomic_output(out) as handle:
+            json.dump({"config": task.name, "questions": count, "ks": ks, "retrievers": retrievers,
+                       "seconds": round(elapsed, 2), "table": table}, handle, indent=2)
+            handle.write("\n")
+    return 0
+
+
 def cmd_tasks_path(args: argparse.Namespace) -> int:
     from .harness.yamls import yaml_dir
 
@@ -272,6 +317,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     add_generation_options(p)
     p.set_defaults(func=cmd_audit_shortcuts)
+
+    p = sub.add_parser("diagnose", help="retrieval-coverage diagnostics: rank each case's entries (lines) against "
+                       "every question with BM25 and a dense retriever (offline MiniLM); gold-entry recall@k and "
+                       "full-coverage rate per category, header-anchor uniqueness")
+    p.add_argument("--config", required=True, help="config name (e.g. recon_all)")
+    p.add_argument("--n", type=_positive, default=None,
+                   help="only the first N instances (a prefix: a case's questions share one index, and the doc "
+                        "order interleaves the cells; default all)")
+    p.add_argument("--k", default="5,10,20,50", help="comma-separated cut-offs (default 5,10,20,50)")
+    p.add_argument("--retrievers", default="bm25,dense", help="comma-separated: bm25, dense (default both)")
+    p.add_argument("--out", default=None, help="also write the table as JSON here")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
+    p.add_argument("--split", default="test", help="test | validation | train (default test)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_generation_options(p)
+    p.set_defaults(func=cmd_diagnose)
 
     p = sub.add_parser("eval", help="lm-eval's `run` with lurch models registered and --include_path set; "
                        "budgets and the window check follow --model_args, --apply_chat_template and --gen_kwargs; "

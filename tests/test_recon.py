@@ -77,11 +77,17 @@ def test_narration_reads_back_to_the_same_facts():
         assert read_n.minute == read_o.minute == entry.minute and read_n.author == entry.author
 
 
+def solved(row: dict) -> bool:
+    """The reference solver's answer to the row's prompt scores full marks."""
+    return get_family("recon").score(row, solve(row["prompt"]))["accuracy"] == 1.0
+
+
 def test_every_category_is_solved_from_the_prompt_and_every_row_audits_clean(rows):
     assert sorted({r["difficulty"]["category"] for r in rows}) == sorted(CATEGORIES)
+    assert {(r["difficulty"]["category"], r["answer_format"]) for r in rows} == set(SMALL.slots())
     for row in rows:
         assert schema_errors(row) == []
-        assert solve(row["prompt"]) == f"ANSWER: {row['answer']}"
+        assert solved(row), row["id"]
         assert audit(row) == [], row["id"]
         assert row["difficulty"]["prompt_tokens"] <= row["difficulty"]["target_tokens"]
         assert not re.search(r"\b(?:EV|log)[-_]\d+", row["prompt"])
@@ -89,16 +95,18 @@ def test_every_category_is_solved_from_the_prompt_and_every_row_audits_clean(row
 
 def test_a_cases_questions_are_consecutive_rows_of_one_case(rows):
     contexts = [r["context"] for r in rows]
-    for first in range(0, len(rows), len(CATEGORIES)):
-        assert len(set(contexts[first:first + len(CATEGORIES)])) == 1
-    assert len(set(contexts)) == len(rows) // len(CATEGORIES)
+    per_case = len(SMALL.slots())
+    for first in range(0, len(rows), per_case):
+        assert len(set(contexts[first:first + per_case])) == 1
+    assert len(set(contexts)) == len(rows) // per_case
 
 
 def test_every_retrieval_and_counterfactual_form_is_asked_and_solved():
     """Forms rotate over blocks of six cases (so within a form every letter is gold once)."""
     seen: dict[str, set[str]] = {"retrieval": set(), "counterfactual": set()}
     for category in seen:
-        config = ReconConfig(domains=("medical",), context_tokens=(16_384,), categories=(category,), num_samples=24)
+        config = ReconConfig(domains=("medical",), context_tokens=(16_384,), categories=(category,),
+                             formats=("mcq_single",), num_samples=24)
         for index in range(0, 24, 3):
             row = generate(config, 0, "test", index, "t").to_row()
             seen[category].add(json.loads(row["params"])["question"]["form"])
@@ -117,13 +125,14 @@ def test_variants_share_the_cases_and_questions(rows, variant):
         assert row["pair_key"] == narrative["pair_key"]
         assert audit(row) == []
         if variant == "oracle":
-            assert row["context"].startswith("{") and solve(row["prompt"]) == f"ANSWER: {row['answer']}"
+            assert row["context"].startswith("{") and solved(row)
         else:
             assert row["context"] == "" and solve(row["prompt"]) == f"ANSWER: {ABSTAIN}"
 
 
 def test_the_gold_letter_rotates_and_failure_modes_label_every_wrong_option():
-    config = ReconConfig(domains=("criminal",), context_tokens=(16_384,), categories=("retrieval",), num_samples=6)
+    config = ReconConfig(domains=("criminal",), context_tokens=(16_384,), categories=("retrieval",),
+                         formats=("mcq_single",), num_samples=6)
     letters = [generate(config, 0, "test", index, "t").answer for index in range(6)]
     assert sorted(letters) == list("ABCDEF")
     row = generate(config, 0, "test", 0, "t").to_row()
@@ -173,6 +182,8 @@ def inject(row: dict, fault: str) -> dict:
         k = proof[0]
         lines[k] = lines[k] + " See EV-07."
         leaked = _with_context(row, lines)
+        if not leaked["options"]:
+            return leaked
         return {**leaked, "options": [*leaked["options"][:-1], leaked["options"][-1] + " (log_001)"]}
     raise ValueError(fault)
 
@@ -207,8 +218,9 @@ def test_the_penalised_rule_makes_guessing_worth_nothing():
 def test_family_score_reports_the_umbrella_metrics_and_random_is_at_chance(rows):
     family = get_family("recon")
     right = family.score(rows[0], f"ANSWER: {rows[0]['answer']}")
+    assert rows[0]["answer_format"] == "mcq_single"
     assert right == {"score": 1.0, "accuracy": 1.0, "abstain_rate": 0.0, "memory_drift": 0.0, "precision": 1.0,
-                     "recall": 1.0, "f1": 1.0}
+                     "recall": 1.0, "f1": 1.0, "prompt_tokens": float(rows[0]["difficulty"]["context_tokens"])}
     assert family.score(rows[0], "no idea")["score"] == -0.2
     assert all(guess(r["prompt"], 0).startswith("ANSWER: ") for r in rows)
 
@@ -236,17 +248,18 @@ def test_materialized_cases_are_stored_once_and_views_read_them(tmp_path):
     folder = materialize(["recon_all"], tmp_path / "out", overrides=overrides, progress=False)
     loaded = datasets.load_dataset(str(folder), "recon_all", split="test")
     task = resolve_task("recon_all", overrides)
-    assert [content_hash(dict(row)) for row in loaded] == [content_hash(r) for r in iter_rows(task, range(12))]
+    assert [content_hash(dict(row)) for row in loaded] == [content_hash(r) for r in iter_rows(task, range(32))]
     assert validate_folder(folder, progress=False)["recon_all"]["problems"] == []
     stored = sum(p.stat().st_size for p in (folder / "recon_all").glob("*.parquet"))
     raw_case = sum(len(c.encode()) for c in {row["context"] for row in loaded})  # each case's text once
     raw_rows = sum(len(row["context"].encode()) + len(row["prompt"].encode()) for row in loaded)
-    assert stored < raw_case < raw_rows / 10  # the folder holds less than the cases' text once, not 12 copies
+    assert stored < raw_case < raw_rows / 20  # the folder holds less than the cases' text once, not 32 copies
     metadata = pq.read_metadata(next((folder / "recon_all").glob("*.parquet")))
-    assert metadata.num_rows == 12
+    assert metadata.num_rows == 32
     docs = build_docs("recon_chain", dataset_path=str(folder))["test"]
-    assert [d["difficulty"]["category"] for d in docs] == ["chain", "chain"]
-    assert all(solve(d["prompt"]) == f"ANSWER: {d['answer']}" for d in docs)
+    assert [(d["difficulty"]["category"], d["answer_format"]) for d in docs] == [
+        ("chain", "mcq_single"), ("chain", "integer"), ("chain", "ordering")] * 2
+    assert all(solved(d) for d in docs)
 
 
 def golden_fingerprints() -> dict:
@@ -277,7 +290,7 @@ def test_lengths_below_the_shortest_case_are_raised_with_a_warning(capsys):
     from lurch_tasks.harness.tasks import build_docs
 
     docs = build_docs("recon_retrieval", max_seq_lengths=[2048], num_samples=1, domains=["medical"])["test"]
-    assert [d["difficulty"]["target_tokens"] for d in docs] == [16_384]
+    assert [d["difficulty"]["target_tokens"] for d in docs] == [16_384] * 3  # its three quota formats
     assert "below the 16384 tokens" in capsys.readouterr().err
     with pytest.raises(ConfigError, match="max_seq_lengths of 16384 or more"):
         build_docs("recon_retrieval", max_seq_lengths=[2048], num_samples=1, strict=True)

@@ -50,6 +50,11 @@ class Family:
     extra_groups: tuple[tuple[str, tuple[str, ...]], ...] = ()
     # (view config, stored row) -> whether the row belongs to the view (tasks with ``stored_as``)
     stored_filter: Callable[[Any, dict], bool] | None = None
+    # Checks across the rows of a config (``lurch validate``): ``row_summary`` keeps what they need of each row
+    # (rows are streamed), then ``audit_rows(config, summaries, complete)`` returns problems; ``complete`` is
+    # False when the folder holds a --limit prefix. RECON: the quota matrix of every case.
+    row_summary: Callable[[dict], Any] | None = None
+    audit_rows: Callable[[Any, list, bool], list[str]] | None = None
 
 
 @dataclass(frozen=True)

@@ -170,16 +170,23 @@ def _validate_config(config_dir: Path, bar: Any) -> tuple[int, list[str]]:
     task, why = _task_of(meta, config_dir.name)
     if why:
         problems.append(why)
+    family = get_family(task.family) if task is not None else None
+    summaries: list[Any] = []
     for path in files:
         try:
             for batch in pq.ParquetFile(path).iter_batches(batch_size=HASH_BATCH_ROWS):
                 for row in batch.to_pylist():
                     problems += _row_problems(row, len(hashes), config_dir.name, task)
                     hashes.append(content_hash(row))
+                    if family is not None and family.row_summary is not None:
+                        summaries.append(family.row_summary(row))
                 bar.update(batch.num_rows)
         except (OSError, pa.ArrowException) as error:
             problems.append(_unreadable(path, error))
             return len(hashes), problems
+    if family is not None and family.audit_rows is not None:
+        complete = len(hashes) == task.config.size()
+        problems += [f"{config_dir.name}: {p}" for p in family.audit_rows(task.config, summaries, complete)]
     if meta is not None:
         if meta.get("num_examples") != len(hashes):
             problems.append(f"{config_dir.name}: {len(hashes)} rows, metadata records {meta.get('num_examples')}")

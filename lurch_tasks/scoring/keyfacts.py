@@ -20,13 +20,14 @@ from .mcq import _MARKER, ABSTAIN, _text, is_abstain
 _TIME_FACT = re.compile(r"^Day (\d+), (\d\d):(\d\d)$")
 _TITLES = re.compile(r"\b(?:dr|mr|mrs|ms|prof|doctor)\b\.?", re.IGNORECASE)
 _NON_WORD = re.compile(r"[^0-9a-z]+")
-_CLOCK = re.compile(r"\b(\d{1,2})[:.h](\d\d)\s*([ap])?\.?\s*m?\b\.?|\b(\d{1,2})\s*([ap])\.?\s*m\b\.?|\b(\d\d)(\d\d)\s*hours?\b",
-                    re.IGNORECASE)
+_CLOCK = re.compile(r"\b(\d{1,2})[:.h](\d\d)\s*([ap])?\.?\s*m?\b\.?"  # 14:05, 2:05 pm, 14.05
+                    r"|\b(\d{1,2})\s*([ap])\.?\s*m\b\.?"  # 2 pm
+                    r"|\b(\d\d)(\d\d)\s*hours?\b", re.IGNORECASE)  # 1405 hours
 _CLAUSES = re.compile(r"[.!?;:,\n]+\s*|\s+but\s+|\s+whereas\s+", re.IGNORECASE)
 _CUES = re.compile(r"\b(?:not|no|never|nor|n't|neither|instead|rather|contrary|contradict\w*|false|falsely|"
                    r"incorrect\w*|wrong\w*|mistaken\w*|disput\w*|claim\w*|said|says|stated|states|reported|alleg\w*|"
-                   r"account|accounts|witness\w*|statement\w*|earlier|previously|before|from|until|left|moved|"
-                   r"withdrawn|retracted|rejected|ruled|unsupported)\b", re.IGNORECASE)
+                   r"account|accounts|witness\w*|statement\w*|withdrawn|retracted|rejected|ruled|unsupported)\b",
+                   re.IGNORECASE)
 
 
 def normalize_text(text: str) -> str:

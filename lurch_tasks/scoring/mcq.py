@@ -78,7 +78,7 @@ def parse_letters(output: object, letters: str) -> tuple[str, ...] | str | None:
     found = list(_LETTER_RUN.finditer(clause))
     if not found:
         return None
-    gaps = [clause[:found[0].start()], *(clause[a.end():b.start()] for a, b in zip(found, found[1:])),
+    gaps = [clause[:found[0].start()], *(clause[a.end():b.start()] for a, b in zip(found, found[1:], strict=False)),
             clause[found[-1].end():]]
     picked = [m.group(1).upper() for m in found]
     if any(not _JOINERS.match(gap) for gap in gaps[1:-1]) or any(p not in letters for p in picked):

@@ -22,7 +22,7 @@ def kendall_tau(gold: tuple[str, ...], predicted: tuple[str, ...]) -> float:
 
 
 def adjacent_pairs(order: tuple[str, ...]) -> list[str]:
-    return [f"{a}>{b}" for a, b in zip(order, order[1:])]
+    return [f"{a}>{b}" for a, b in zip(order, order[1:], strict=False)]
 
 
 def parse_order(output: object, letters: str) -> tuple[str, ...] | str | None:

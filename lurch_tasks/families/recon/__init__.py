@@ -19,12 +19,12 @@ from ...scoring.mcq import (
     parse_letters,
 )
 from ...scoring.ordering import adjacent_pairs, ordering_score, parse_order
-from .audit import audit
+from .audit import audit, audit_rows, row_summary
 from .baselines import guess, solve
 from .config import MIN_CONTEXT_TOKENS, ReconConfig
-from .formats import FORMATS, quota_table
+from .formats import FORMATS
 from .generate import COMPARED_KNOBS, FAMILY, VERSION, VOCABULARY, generate
-from .prompt import LETTERS, letters_for
+from .prompt import letters_for
 from .questions import CATEGORIES
 from .shortcuts import PROBES, SHORTCUTS
 
@@ -134,7 +134,9 @@ register_family(
         extra_metrics=EXTRA_METRICS, chance=chance, min_context_tokens=MIN_CONTEXT_TOKENS,
         extra_groups=(("recon_oracle", _tasks("recon_oracle")),
                       ("recon_closedbook", _tasks("recon_closedbook"))),
-        stored_filter=lambda config, row: row["difficulty"]["category"] in config.categories,
+        stored_filter=lambda config, row: (row["difficulty"]["category"] in config.categories
+                                           and row["difficulty"]["format"] in config.formats),
+        row_summary=row_summary, audit_rows=audit_rows,
     )
 )
 

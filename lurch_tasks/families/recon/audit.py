@@ -1,18 +1,22 @@
 """Row audits for RECON (``lurch validate``): schema-level leaks, the provenance read back from the case text
-(referential integrity, time order), the proof trace (acyclic, grounded, forward in time), one correct and
-distinct options, and answers that survive renaming every person and shifting every day."""
+(referential integrity, time order), the proof trace (acyclic, grounded, forward in time), options fit for the
+format (six distinct with exactly the gold marked correct; an ordering's items a path of the DAG), the solver's
+answer from the prompt alone scoring full marks, answers that survive renaming every person and shifting every
+day; and across a config's rows, every case's questions exactly the quota matrix."""
 
 from __future__ import annotations
 
 import json
 import re
+from collections import Counter
+from typing import Any
 
 import networkx as nx
 
 from .case import at
 from .narrate import HEADER, Read
-from .prompt import ABSTAIN, LETTERS, render_prompt
-from .solver import answer, split_prompt
+from .prompt import LETTERS, letters_for, render_prompt
+from .solver import Parsed, answer, solve, split_prompt
 
 # Internal identifiers that must never reach a model: evidence / log ids, rule attributes, snake_case names
 LEAKS = (
@@ -118,12 +122,57 @@ def shifted(prompt: str) -> str:
     return re.sub(r'"day": (\d+)', lambda m: f'"day": {int(m.group(1)) + DAY_SHIFT}', text)
 
 
-def _choice(prompt: str) -> str | None:
-    parsed = split_prompt(prompt)
-    if parsed is None:
-        return None
-    correct = answer(parsed) if parsed.variant != "closedbook" else []
-    return LETTERS[correct.index(True)] if sum(correct) == 1 else ABSTAIN
+def _agrees(row: dict, prompt: str, answer_field: str) -> bool:
+    """Whether the solver's answer to ``prompt`` scores full marks against ``answer_field``."""
+    from . import score  # the family's scorer (imported here: the package imports this module)
+
+    output = solve(prompt)
+    return output is not None and score({**row, "answer": answer_field}, output)["accuracy"] == 1.0
+
+
+def option_problems(row: dict, modes: list) -> list[str]:
+    kind, options = row["answer_format"], row["options"]
+    problems = []
+    if kind in ("mcq_single", "mcq_multi") and (len(options) != len(LETTERS) or len(set(options)) != len(options)):
+        problems.append("the options are not six distinct texts")
+    if kind == "ordering" and not (2 <= len(options) <= len(letters_for(kind)) and len(set(options)) == len(options)):
+        problems.append("the items to order are not 2-15 distinct texts")
+    if kind in ("integer", "free_form") and options:
+        problems.append(f"a {kind} question lists options")
+    letters = letters_for(kind)
+    if kind == "mcq_single":
+        gold = [letters.index(row["answer"])] if row["answer"] in LETTERS else []
+    elif kind == "mcq_multi":
+        gold = [letters.index(x) for x in json.loads(row["answer"])]
+        if not 0 < len(gold) < len(options):
+            problems.append(f"{len(gold)} correct options of {len(options)}: allowed 1 to {len(options) - 1}")
+    else:
+        gold = []
+    if kind.startswith("mcq") and [k for k, m in enumerate(modes) if m is None] != sorted(gold):
+        problems.append("failure modes do not mark exactly the gold options as correct")
+    return problems
+
+
+def structure_problems(row: dict, parsed: Parsed) -> list[str]:
+    """MCQ: the case makes exactly the gold options correct. Ordering: the gold is the one order of the items
+    (a chain's items linked one to the next, a custody history at distinct times)."""
+    kind = row["answer_format"]
+    solved = answer(parsed)
+    if kind == "mcq_single" and (not isinstance(solved, list) or sum(solved) != 1):
+        return [f"the case makes {sum(solved) if isinstance(solved, list) else 'no'} options correct, not one"]
+    if kind == "mcq_multi":
+        gold = {letters_for(kind).index(x) for x in json.loads(row["answer"])}
+        if not isinstance(solved, list) or {k for k, right in enumerate(solved) if right} != gold:
+            return ["the case does not make exactly the gold subset correct"]
+    if kind == "ordering":
+        order = [row["options"][letters_for(kind).index(x)] for x in json.loads(row["answer"])]
+        links = {(e.fact["from"], e.fact["to"]) for e in parsed.entries if e.fact["kind"] == "link"}
+        moves = {e.fact["place"]: e.minute for e in parsed.entries if e.fact["kind"] == "custody"}
+        chained = all((a, b) in links for a, b in zip(order, order[1:], strict=False))
+        timed = all(a in moves and b in moves and moves[a] < moves[b] for a, b in zip(order, order[1:], strict=False))
+        if not (chained or timed):
+            return ["the gold order is not a path of the case's provenance (links or custody moves in time)"]
+    return []
 
 
 def audit(row: dict) -> list[str]:
@@ -136,27 +185,43 @@ def audit(row: dict) -> list[str]:
         problems.append("prompt is not the rendered case + question")
     for leak in leaks([row["context"], row["question"], *row["options"]]):
         problems.append(f"internal identifier {leak!r} in the prompt")
-    options = row["options"]
-    if len(options) != len(LETTERS) or len(set(options)) != len(options):
-        problems.append("the options are not six distinct texts")
-    modes = params["failure_modes"]
-    gold = LETTERS.index(row["answer"]) if row["answer"] in LETTERS else -1
-    if gold < 0 or [k for k, m in enumerate(modes) if m is None] != [gold]:
-        problems.append("failure modes do not mark exactly the gold option as correct")
+    problems += option_problems(row, params["failure_modes"])
     parsed = split_prompt(row["prompt"])
-    if parsed is None:
-        return [*problems, "the prompt is not a RECON prompt"]
+    if parsed is None or parsed.format != row["answer_format"]:
+        return [*problems, "the prompt is not a RECON prompt of its answer format"]
     if variant != "closedbook":
-        correct = answer(parsed)
-        if sum(correct) != 1:
-            problems.append(f"the case makes {sum(correct)} options correct, not one")
-        elif LETTERS[correct.index(True)] != row["answer"]:
-            problems.append("the solver's answer (from the prompt alone) is not the gold answer")
+        problems += structure_problems(row, parsed)
+        if not _agrees(row, row["prompt"], row["answer"]):
+            problems.append("the solver's answer (from the prompt alone) does not score full marks")
         if variant == "narrative":
             problems += provenance_problems(parsed.entries)
-            for name, changed in (("renaming every person", renamed(row["prompt"], parsed.entries)),
-                                  ("shifting every day", shifted(row["prompt"]))):
-                if _choice(changed) != row["answer"]:
+            variations = (("renaming every person", renamed(row["prompt"], parsed.entries), row["answer"]),
+                          ("shifting every day", shifted(row["prompt"]), shifted(row["answer"])))
+            for name, changed, gold in variations:
+                if not _agrees(row, changed, gold):
                     problems.append(f"the answer changes under {name}")
     problems += proof_problems(row)
     return problems
+
+
+def row_summary(row: dict) -> tuple[int, str, str]:
+    difficulty = row["difficulty"]
+    return json.loads(row["params"])["case_seed"], difficulty["category"], difficulty["format"]
+
+
+def audit_rows(config: Any, summaries: list[tuple[int, str, str]], complete: bool) -> list[str]:
+    """Every case asks exactly the quota matrix's questions (once each) for the config's categories and
+    formats; with a --limit prefix the last case may be cut short."""
+    expected = Counter(config.slots())
+    cases: dict[int, Counter] = {}
+    for seed, category, answer_format in summaries:
+        cases.setdefault(seed, Counter())[category, answer_format] += 1
+    seeds = list(cases)
+    checked = seeds if complete else seeds[:-1]
+    problems = []
+    for seed in checked:
+        if cases[seed] != expected:
+            missing = sorted((expected - cases[seed]).elements())
+            extra = sorted((cases[seed] - expected).elements())
+            problems.append(f"case {seed}: questions differ from the quota matrix (missing {missing}, extra {extra})")
+    return problems[:20]

@@ -284,23 +284,29 @@ def build_blueprint(names: Names, hops: list[int]) -> Blueprint:
     matched, matched_entries = build_stream_matching(names, roster_places[1])
     entries += (conflict_entries + discovery_entries + alibi_entries + custody_entries + ordered_entries
                 + absent_entries + matched_entries)
-    # the chain questions' trails (and the twin its wrong options borrow from) get their findings logged early
-    ordered_trail = rng.below(len(trails))
-    logged = [trails[asked], twin] + ([trails[ordered_trail]] if ordered_trail != asked else [])
-    entries += intake_entries(names, logged)
+    # the ordering questions' items are each named once before the first and once after the last of them (a
+    # trail's findings logged and reviewed, a custody history's places checked), so the order in which items are
+    # first or last mentioned says nothing about their order. The trail is the shortest but the chain question's
+    # (whose options must not tell its own findings from the twin's by such entries).
+    ordered_trail = min((k for k in range(len(trails)) if k != asked), key=lambda k: (len(trails[k].clues), k))
+    entries += bracket_mentions(names, list(trails[ordered_trail].clues), "clue", "intake", "review",
+                                trails[ordered_trail].minutes[1], trails[ordered_trail].minutes[-1])
+    entries += bracket_mentions(names, [place for _, place in ordered.moves], "place", "check", "check",
+                                ordered.moves[0][0], ordered.moves[-1][0])
     return Blueprint(domain, incident, culprit, tuple(trails), tuple(withdrawals), conflict, tuple(discoveries),
                      alibi, custody, tuple(entries), asked, twin, ordered, absent, matched, ordered_trail)
 
 
-def intake_entries(names: Names, trails: list[Trail]) -> list[Entry]:
-    """Every finding of a trail is logged into the evidence register at a random earlier time, so the order in
-    which a trail's findings are first mentioned says nothing about the order of its links."""
+def bracket_mentions(names: Names, items: list[str], slot: str, before: str, after: str, first: int, last: int
+                     ) -> list[Entry]:
+    """For each item an entry of kind ``before`` at a random time before ``first`` and one of kind ``after`` at
+    a random time after ``last`` (``slot``: the fact field that names the item)."""
     out = []
-    for trail in trails:
-        for clue, linked in zip(trail.clues, trail.minutes[1:], strict=False):
-            minute = spread(names.rng, at(1, 0), linked - 30, 1)[0]
-            out.append(entry(names, minute, names.rng.choice(names.domain.finding_types),
-                             {"kind": "intake", "clue": clue}, (), (f"logged:{clue}",)))
+    for item in items:
+        for kind, low, high in ((before, at(1, 0), first - 30), (after, last + 30, at(LAST_DAY, 21))):
+            minute = spread(names.rng, low, high, 1)[0]
+            out.append(entry(names, minute, names.rng.choice(names.domain.finding_types), {"kind": kind, slot: item},
+                             (), ()))
     return out
 
 

@@ -37,9 +37,10 @@ class ReconConfig:
     """Knobs of the RECON family (DESIGN 4.4).
 
     ``domains`` (criminal, medical, financial) and ``context_tokens`` (the prompt budget of a case, 16k-128k) make
-    the case cells; ``num_samples`` cases per cell, each asking the quota matrix's questions (``formats.QUOTA``:
-    one per category and format) for the ``categories`` and ``formats`` kept. ``min_hops`` / ``max_hops`` bound the links of each evidence trail (3-15; medical and
-    financial cases stop at 9, as RECON's provenance is shallower there). ``variant``: the case as narrated
+    the case cells; ``num_samples`` cases per cell, each asking the quota matrix's questions
+    (``formats.QUOTA``: one per category and format) for the ``categories`` and ``formats`` kept. ``min_hops`` /
+    ``max_hops`` bound the links of each evidence trail (3-15; medical and financial cases stop at 9, as RECON's
+    provenance is shallower there). ``variant``: the case as narrated
     entries (``narrative``), as canonical JSON entries (``oracle``) or left out (``closedbook``); the cases and
     questions are the same in all three (a compared knob)."""
 
@@ -68,8 +69,8 @@ class ReconConfig:
                 list(self.context_tokens), "distinct values")
         require_int_range("min_hops", self.min_hops, MIN_HOPS, MAX_HOPS)
         require_int_range("max_hops", self.max_hops, self.min_hops, MAX_HOPS)
-        require(bool(self.slots()), "formats", list(self.formats),
-                f"a format the kept categories ask ({', '.join(sorted({f for c in self.categories for f in _QUOTA[c]}))})")
+        asked = sorted({f for c in self.categories for f in _QUOTA[c]})
+        require(bool(self.slots()), "formats", list(self.formats), f"a format the kept categories ask ({asked})")
         require_choice("variant", self.variant, VARIANTS)
         require_int_range("num_samples", self.num_samples, 1, 1_000_000)
         require_budget_knobs(self.tokenizer, self.chat_template)

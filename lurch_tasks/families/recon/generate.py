@@ -5,6 +5,7 @@ a case build it once."""
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -16,6 +17,7 @@ from ...core.context import evidence_measures, line_char_spans, line_token_range
 from ...core.instance import Instance, instance_id
 from ...core.rng import StableRng, canonical_json, derive_seed
 from ...core.tokens import reference_counter, within_budget_tolerance
+from ...scoring.ordering import adjacent_pairs
 from .blueprint import IMPLICATED, Blueprint, Names, build_blueprint, filler_units
 from .case import Entry, Provenance, RuleError, fire, node_depths, still_implicated
 from .catalog import DOMAIN_MAX_HOPS, domain
@@ -29,7 +31,8 @@ FAMILY = "recon"
 VERSION = "0.2.0"
 VOCABULARY = ("recon_catalog.json", "english_words.txt", "last_names.txt", "first_names.txt", "cities.txt")
 COMPARED_KNOBS = ("variant",)
-CASE_KNOBS = ("categories", "formats", "variant")  # what a case does not depend on: every category and variant shares it
+# what a case does not depend on: every category, format and variant shares it
+CASE_KNOBS = ("categories", "formats", "variant")
 LINE_SEPARATOR = "\n"
 FIT_ROUNDS = 8
 MAX_SKIPS = 24  # routine units tried in a row that are too large for the room left, before the fit stops
@@ -209,6 +212,7 @@ def generate(config: ReconConfig, seed: int, split: str, index: int, config_name
         **lurch_difficulty(encoding, context_start, context, cell.context_tokens, evidence, depth),
         "domain": cell.domain, "category": cell.category, "format": question.format, "variant": variant,
         "case_entries": len(case.entries), "chain_hops": question.params.get("hops", 0),
+        **anchor_uniqueness(case.lines, question.proof),
     }
     gold = gold_fields(question)
     params = {
@@ -223,9 +227,28 @@ def generate(config: ReconConfig, seed: int, split: str, index: int, config_name
         split=split, index=index, seed=seed, family_version=VERSION, config_hash=setup.config_hash,
         source_hash=setup.source_hash, context=context, question=question_text, prompt=prompt,
         answer_format=question.format, answer=gold["answer"], answer_text=gold["answer_text"],
-        options=list(question.options), answer_items=gold["answer_items"], evidence=list(evidence.spans), reasoning_graph={"nodes": nodes, "edges": edges},
+        options=list(question.options), answer_items=gold["answer_items"], evidence=list(evidence.spans),
+        reasoning_graph={"nodes": nodes, "edges": edges},
         difficulty=difficulty, params=canonical_json(params), pair_key=setup.pair_key,
     )
+
+
+@lru_cache(maxsize=64)
+def header_counts(lines: tuple[str, ...]) -> tuple[Counter, Counter]:
+    """How often each composite header ``[Day X, HH:MM] [TYPE] [AUTHOR]`` and each bare timestamp occurs."""
+    headers = [line.split("] ", 3) for line in lines]
+    return Counter("] ".join(h[:3]) for h in headers), Counter(h[0] for h in headers)
+
+
+def anchor_uniqueness(lines: tuple[str, ...], proof: tuple[int, ...]) -> dict[str, float]:
+    """Shares of the question's gold entries whose composite header, and whose timestamp alone, occurs once in
+    the case (RECON paper §4.3: a header anchors an entry for retrieval-coverage checks only when unique)."""
+    composite, stamps = header_counts(lines)
+    heads = [lines[row].split("] ", 3) for row in proof]
+    if not heads:
+        return {"header_anchor_uniqueness": 1.0, "timestamp_anchor_uniqueness": 1.0}
+    return {"header_anchor_uniqueness": sum(composite["] ".join(h[:3])] == 1 for h in heads) / len(heads),
+            "timestamp_anchor_uniqueness": sum(stamps[h[0]] == 1 for h in heads) / len(heads)}
 
 
 def gold_fields(question: Question) -> dict:
@@ -238,7 +261,7 @@ def gold_fields(question: Question) -> dict:
         return {"answer": letter, "answer_text": letter, "answer_items": [letter]}
     if kind in ("mcq_multi", "ordering"):
         chosen = [letters[k] for k in question.gold]
-        items = chosen if kind == "mcq_multi" else [f"{a}>{b}" for a, b in zip(chosen, chosen[1:])]
+        items = chosen if kind == "mcq_multi" else adjacent_pairs(tuple(chosen))
         return {"answer": canonical_json(chosen), "answer_text": ", ".join(chosen), "answer_items": items}
     if kind == "integer":
         return {"answer": str(question.gold), "answer_text": str(question.gold), "answer_items": [str(question.gold)]}

@@ -36,6 +36,8 @@ TEMPLATES: dict[str, tuple[str, ...]] = {
                 "It was not possible to proceed with {action}: the result on {clue} was still awaited."),
     "custody": ("Custody log: {thing} {verb} {place}.", "Movement noted: {thing} {verb} {place}."),
     "intake": ("{clue} was logged into the evidence register.", "Logged into the evidence register: {clue}."),
+    "review": ("The file on {clue} was reviewed for completeness.", "A routine review covered {clue}."),
+    "check": ("A routine check was made at {place}.", "Staff attended {place} for a routine check."),
     "incident": ("Opening entry: {incident} took place on Day {day} between {start} and {end}.",),
 }
 MAX_REMARKS = 2

@@ -1,0 +1,1 @@
+"""Analyses that need no model call: retrieval-coverage diagnostics of generated instances (``retrieval``)."""
