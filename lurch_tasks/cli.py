@@ -230,6 +230,28 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    from tqdm.auto import tqdm
+
+    from .analysis.report import read_samples, scored, write_report
+    from .scoring.judge import parse_judge_spec
+
+    judge = parse_judge_spec(args.judge) if args.judge else None
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise NotADirectoryError(f"--out: {str(out)!r} is a file; allowed: a folder")
+    if out.is_dir() and any(out.iterdir()) and not args.overwrite:
+        raise FileExistsError(f"--out: {str(out)!r} is not empty; allowed: a new folder, or --overwrite (replaces "
+                              "only the report's own files)")
+    samples = read_samples([Path(d) for d in args.run_dirs])
+    with tqdm(total=len(samples), unit="sample", desc="scoring" + (" + judge" if judge else ""),
+              disable=args.quiet) as bar:
+        rows = scored(samples, judge, progress=bar.update)
+    print(write_report(rows, out))
+    print(f"wrote {out}/ ({len(rows)} samples)")
+    return 0
+
+
 def cmd_tasks_path(args: argparse.Namespace) -> int:
     from .harness.yamls import yaml_dir
 
@@ -333,6 +355,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_generation_options(p)
     p.set_defaults(func=cmd_diagnose)
+
+    p = sub.add_parser("report", help="re-score lm-eval sample logs (--log_samples) with the current scorers: "
+                       "RECON score / accuracy / abstain rate / prompt tokens per category x domain and per "
+                       "category x format, as CSV + Markdown; --judge adds an LLM judge's grade of free-form answers")
+    p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="lm-eval --output_path folder(s)")
+    p.add_argument("--out", required=True, help="report folder (new, or --overwrite)")
+    p.add_argument("--judge", default=None,
+                   help="base_url=URL,model=NAME[,api_key_env=VAR,timeout=S,max_tokens=N]: an OpenAI-compatible "
+                        "endpoint that re-grades free-form answers (optional; key-fact grading needs none)")
+    p.add_argument("--overwrite", action="store_true", help="write into a non-empty --out")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("eval", help="lm-eval's `run` with lurch models registered and --include_path set; "
                        "budgets and the window check follow --model_args, --apply_chat_template and --gen_kwargs; "

@@ -1,8 +1,9 @@
-"""RECON's numbers: questions per case by category, the chain-length distribution, mean provenance depth per
-domain, tokens per case against the target, Parquet bytes per case against the raw text, the validator on every
-row of a slice and its detection rate per injected fault kind.
+"""RECON's numbers: the quota matrix per case, the chain-length distribution, mean provenance depth per domain,
+tokens per case against the target, the reference solver and the random baseline per category x format (narrative
+and oracle), Parquet bytes per case against the raw text, the validator on every row of a slice and its detection
+rate per injected fault kind.
 
-    python scripts/recon_table.py [--cases N] [--rows N]
+    python scripts/recon_table.py [--cases N] [--rows N] [--score-cases N]
 """
 
 from __future__ import annotations
@@ -43,13 +44,41 @@ def case_numbers(cases: int) -> None:
                   f"{mean(longest):.2f} |")
     print("\nchain length (links per trail):", dict(sorted(hops.items())))
     one = build_case(config, 0, "test", "criminal", config.context_tokens[0], 0)
-    print("questions per case by category:", {k: 1 for k in one.questions})
+    print("questions per case by (category, format):", Counter(one.questions))
+
+
+def formats_table(cases: int) -> None:
+    """Solver and random mean score per category x format, and the quota counts per case, on ``cases`` cases
+    per variant (a prefix of recon_all: every domain and length)."""
+    from lurch_tasks.core.registry import get_family
+    from lurch_tasks.families.recon.baselines import guess, solve
+
+    family = get_family("recon")
+    print("\n| variant | category | format | questions | solver score | random score | random accuracy |")
+    print("|---|---|---|---|---|---|---|")
+    for name in ("recon_all", "recon_oracle_all"):
+        task = resolve_task(name)
+        per_case = len(task.config.slots())
+        cells: dict = {}
+        quota: dict = {}
+        for row in iter_rows(task, range(cases * per_case)):
+            key = (row["difficulty"]["category"], row["answer_format"])
+            solver = family.score(row, solve(row["prompt"]))["score"]
+            chance = family.score(row, guess(row["prompt"], row["index"]))
+            cells.setdefault(key, []).append((solver, chance["score"], chance["accuracy"]))
+            quota.setdefault(row["params"], None)
+        for (category, answer_format), values in sorted(cells.items()):
+            print(f"| {name.split('_')[1] if 'oracle' in name else 'narrative'} | {category} | {answer_format} | "
+                  f"{len(values)} | {mean(v[0] for v in values):.3f} | {mean(v[1] for v in values):+.3f} | "
+                  f"{mean(v[2] for v in values):.3f} |")
+        counts = Counter(len(v) for v in cells.values())
+        print(f"({name}: {cases} cases; questions per slot: {dict(counts)})")
 
 
 def validation(rows: int) -> None:
     from test_recon import FAULTS, inject
 
-    task = resolve_task("recon_all", {"num_samples": max(1, rows // 36)})
+    task = resolve_task("recon_all", {"num_samples": max(1, rows // 96)})
     generated = list(iter_rows(task, range(task.config.size())))
     clean = sum(not audit(r) for r in generated)
     print(f"\nvalidator: {clean} of {len(generated)} default rows clean")
@@ -81,9 +110,11 @@ def parquet_size() -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=24, help="cases per (domain, length)")
-    parser.add_argument("--rows", type=int, default=216, help="rows of recon_all for the validator")
+    parser.add_argument("--rows", type=int, default=288, help="rows of recon_all for the validator")
+    parser.add_argument("--score-cases", type=int, default=60, help="cases per variant for the format table")
     args = parser.parse_args()
     case_numbers(args.cases)
+    formats_table(args.score_cases)
     validation(args.rows)
     print()
     parquet_size()

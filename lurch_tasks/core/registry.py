@@ -54,6 +54,8 @@ class Family:
     # (rows are streamed), then ``audit_rows(config, summaries, complete)`` returns problems; ``complete`` is
     # False when the folder holds a --limit prefix. RECON: the quota matrix of every case.
     row_summary: Callable[[dict], Any] | None = None
+    # Markdown the dataset card shows under the family (RECON: its quota matrix and scoring rules)
+    card_section: str = ""
     audit_rows: Callable[[Any, list, bool], list[str]] | None = None
 
 

@@ -180,6 +180,8 @@ def _families_section(families: Sequence[str]) -> list[str]:
         if family.knob_properties:
             out += ["| knob | recorded property that reflects it |", "|---|---|"]
             out += [f"| `{knob}` | {_cell(text)} |" for knob, text in family.knob_properties] + [""]
+        if family.card_section:
+            out += [family.card_section.strip(), ""]
     return out
 
 

@@ -1,6 +1,6 @@
 """RECON (our implementation of source paper 001): long case files whose facts change, with every answer
 computed from the provenance DAG of a generated case and the narration written by templates. Six question
-categories as six-option multiple choice with an explicit abstain."""
+categories in five answer formats on a fixed quota matrix (``formats.QUOTA``), each with an explicit abstain."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from ...scoring.ordering import adjacent_pairs, ordering_score, parse_order
 from .audit import audit, audit_rows, row_summary
 from .baselines import guess, solve
 from .config import MIN_CONTEXT_TOKENS, ReconConfig
-from .formats import FORMATS
+from .formats import FORMATS, quota_table
 from .generate import COMPARED_KNOBS, FAMILY, VERSION, VOCABULARY, generate
 from .prompt import letters_for
 from .questions import CATEGORIES
@@ -88,6 +88,16 @@ def bin_names(config: ReconConfig) -> list[str]:
             + [f"{c}/{d}" for c in categories for d in config.domains])
 
 
+CARD_SECTION = f"""Questions per case (the quota matrix; `lurch validate` checks every case has exactly these):
+
+{quota_table()}
+
+Scoring (`score`; every prompt states its format and that `ABSTAIN` scores 0): MCQ single +1 / -1/5 / 0; MCQ
+multiple c/k - w/(n-k) over the six options (selecting all = abstaining = 0); integer exact; ordering Kendall's
+tau over the listed items (a wrong item or count scores 0; a reversal -1); free form 1 when every key fact is
+stated and no contradicting fact asserted (deterministic, offline). Also `accuracy` (strict), `abstain_rate`
+and `prompt_tokens`, per category x domain and per format."""
+
 REASONING_TOKENS = 1024  # room to trace a trail or replay a timeline before the answer line
 
 
@@ -119,16 +129,21 @@ register_family(
         description=(
             "RECON: a long case file of timestamped entries (criminal, medical or financial) in which findings "
             "are reached along evidence trails, later withdrawn, disputed by witnesses and settled by data "
-            "streams. Six-option questions (with abstain) on chains, invalidation cascades, source conflicts, "
-            "counterfactual timelines, temporal constraints and temporal retrieval, each answer derived from the "
-            "case's provenance DAG."
+            "streams. Sixteen questions per case (a fixed quota of categories x formats) on chains, invalidation "
+            "cascades, source conflicts, counterfactual timelines, temporal constraints and temporal retrieval, in "
+            "five formats (MCQ single and multiple, integer, ordering, free form), each with an explicit abstain "
+            "and each answer derived from the case's provenance DAG."
         ),
         compared_knobs=COMPARED_KNOBS, shortcuts=SHORTCUTS, probes=PROBES, max_gen_toks=max_gen_toks,
         token_target=token_target,
         knob_properties=(
-            ("context_tokens", "`target_tokens`; `params.case_tokens` (the longest of the case's six prompts)."),
+            ("context_tokens", "`target_tokens`; `params.case_tokens` (the longest of the case's sixteen prompts)."),
             ("min_hops / max_hops", "`chain_hops` (chain questions) and `reasoning_depth` (provenance depth)."),
             ("variant", "`variant`: narrative, oracle (JSON entries) or closedbook (no case); same questions."),
+            ("formats", "`format` (and `answer_format`): which quota slots each case asks."),
+            ("(none)", "`header_anchor_uniqueness` / `timestamp_anchor_uniqueness`: the share of the question's gold "
+                       "entries whose `[Day X, HH:MM] [TYPE] [AUTHOR]` header (or timestamp alone) is unique in the "
+                       "case (retrieval-coverage anchors, paper §4.3)."),
             ("domains / categories", "`domain`, `category`."),
         ),
         extra_metrics=EXTRA_METRICS, chance=chance, min_context_tokens=MIN_CONTEXT_TOKENS,
@@ -136,7 +151,7 @@ register_family(
                       ("recon_closedbook", _tasks("recon_closedbook"))),
         stored_filter=lambda config, row: (row["difficulty"]["category"] in config.categories
                                            and row["difficulty"]["format"] in config.formats),
-        row_summary=row_summary, audit_rows=audit_rows,
+        row_summary=row_summary, audit_rows=audit_rows, card_section=CARD_SECTION,
     )
 )
 

@@ -19,6 +19,7 @@ CUSTODY_MOVES = 6
 ORDERED_MOVES = 7  # the ordering question's history: every place but the one it names is an option
 ROSTER = 6  # people in the elimination and stream-matching rosters
 CONFLICT_PLACES = 6
+LAST_CONCLUSION_DAY = 18  # trails conclude by then; withdrawals come after
 WORK_START, WORK_END = 7 * 60, 21 * 60  # entries are written in working hours
 MIN_GAP = 10  # minutes between the entries of one trail, one custody history, one result's actions
 
@@ -250,7 +251,9 @@ def build_blueprint(names: Names, hops: list[int]) -> Blueprint:
     implicated = rng.sample(names.people, len(hops) - 1)
     culprit = implicated[0]
     persons = [culprit, *implicated]
-    trails = [build_trail(names, h, p, rng.integer(6, LAST_DAY - 2), rng.integer(3, 18))
+    # every conclusion is reached before the first withdrawal can come, so which conclusions a withdrawal leaves
+    # standing is independent of when they were reached (no "the later ones still stand" cue)
+    trails = [build_trail(names, h, p, rng.integer(6, LAST_CONCLUSION_DAY), rng.integer(3, 18))
               for h, p in zip(hops, persons, strict=True)]
     entries: list[Entry] = []
     for trail in trails:
@@ -263,7 +266,7 @@ def build_blueprint(names: Names, hops: list[int]) -> Blueprint:
         if k == 1:
             continue
         hop = rng.below(len(trail.clues))
-        minute = spread(rng, trail.minutes[-1] + 30, at(LAST_DAY, 20), 1)[0]
+        minute = spread(rng, at(LAST_CONCLUSION_DAY + 1, 0), at(LAST_DAY, 20), 1)[0]
         withdrawals.append(Withdrawal(k, hop, minute, rng.choice(domain.invalidations)))
     for w in withdrawals:
         trail = trails[w.trail]

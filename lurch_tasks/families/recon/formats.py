@@ -12,6 +12,7 @@ six-option ones in ``questions``:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import combinations
 
 from ...core.rng import StableRng
 from .blueprint import Blueprint
@@ -131,27 +132,51 @@ def withdrawn_link(bp: Blueprint, w) -> tuple[str, str]:
     return clues[w.hop], clues[w.hop + 1]
 
 
+PATTERN_DRAWS = 40  # target recency patterns tried before any feasible option set is taken
+
+
 def cascade_multi(bp: Blueprint, index: Index, rng: StableRng) -> Question:
-    """Which conclusions still stand right after a withdrawal (independent support included)."""
+    """Which conclusions still stand right after a withdrawal (independent support included). Standing
+    conclusions tend to be the later ones (each loses its link at a random time after it is reached), so the
+    option set is drawn to match a uniform pattern of which recency ranks are correct: a strategy that picks
+    the most (or least) recently stated conclusions is at chance."""
     fatal = [w for w in bp.withdrawals if w.trail >= 2]
-    setups = []
-    for w in fatal:
-        reached = concluded(bp, w.minute)
-        down = fallen(bp, w.minute)
-        standing = [p for p in reached if p not in down]
-        if _k_draw_ok(len(standing), len(down)):
-            setups.append((w, standing, sorted(down)))
-    w, standing, down = rng.choice(setups)
-    source, target = withdrawn_link(bp, w)
-    k = _k_draw(rng, len(standing), len(down))
-    right = [(_phrase(bp, p), "") for p in standing]
+    said = {t.person: t.minutes[-1] for t in bp.trails}  # when each conclusion is stated (the culprit's: latest)
+
+    def candidates(leave_out: set[str]) -> list[tuple]:
+        out = []
+        for w in fatal:
+            down = fallen(bp, w.minute)
+            people = sorted(p for p in concluded(bp, w.minute) if p not in leave_out)
+            for chosen in combinations(people, NUM_OPTIONS):
+                pattern = tuple(p not in down for p in sorted(chosen, key=lambda p: said[p]))
+                if 0 < sum(pattern) < NUM_OPTIONS:
+                    out.append((w, chosen, pattern))
+        return out
+
+    # the culprit is left out when the case allows: named by two conclusions, its option is mentioned twice
+    pool = candidates({bp.culprit}) or candidates(set())
+    if not pool:
+        raise ValueError("recon: too few conclusions for a multiple-answer cascade question")
+    k = rng.choice(sorted({sum(c[2]) for c in pool}))
+    matching = []
+    for _ in range(PATTERN_DRAWS):
+        ranks = set(rng.sample(range(NUM_OPTIONS), k))
+        target = tuple(r in ranks for r in range(NUM_OPTIONS))
+        matching = [c for c in pool if c[2] == target]
+        if matching:
+            break
+    w, chosen, _ = rng.choice(matching or [c for c in pool if sum(c[2]) == k])
+    down = fallen(bp, w.minute)
+    source, target_clue = withdrawn_link(bp, w)
+    right = [(_phrase(bp, p), "") for p in chosen if p not in down]
     wrong = [(_phrase(bp, p), "missed_invalidation" if p == bp.trails[w.trail].person else "stale_support")
-             for p in down]
-    text = (f"On {stamp(w.minute)}, the finding that {source} led to {target} was withdrawn. Which of these findings "
-            "still had support right after that? Choose every one that did.")
-    withdrawn = index.find(lambda f: f["kind"] == "withdraw" and f["from"] == source and f["to"] == target)
+             for p in chosen if p in down]
+    text = (f"On {stamp(w.minute)}, the finding that {source} led to {target_clue} was withdrawn. Which of these "
+            "findings still had support right after that? Choose every one that did.")
+    withdrawn = index.find(lambda f: f["kind"] == "withdraw" and f["from"] == source and f["to"] == target_clue)
     proof = [*withdrawn, *(r for k in range(len(bp.trails)) for r in trail_proof(index, bp.trails[k]))]
-    return _multi("cascade", text, right, wrong, k, rng, proof, {"trail": w.trail, "hop": w.hop})
+    return _multi("cascade", text, right, wrong, len(right), rng, proof, {"trail": w.trail, "hop": w.hop})
 
 
 def _k_draw_ok(correct: int, wrong: int) -> bool:

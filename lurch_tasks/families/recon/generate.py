@@ -218,7 +218,6 @@ def generate(config: ReconConfig, seed: int, split: str, index: int, config_name
     params = {
         "case_seed": case.seed, "cell": cell._asdict(), "sample": setup.sample, "rng_seed": setup.rng_seed,
         "question": question.params, "failure_modes": list(question.failure_modes),
-        "contradicting": list(question.contradicting),
         "culprit": case.blueprint.culprit, "case_tokens": case.fitted_tokens,
         "tokenizer": config.tokenizer, "chat_template": config.chat_template, "config": config_to_dict(config),
     }

