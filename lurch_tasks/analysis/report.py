@@ -38,6 +38,26 @@ def _output(record: dict) -> str:
     return first if isinstance(first, str) else str(first)
 
 
+def model_label(samples_file: Path) -> str:
+    """The model of a run: lm-eval's ``config.model`` (with the ``pretrained=`` name, if any) from the results
+    file written beside the samples, else the folder's name."""
+    stamp = samples_file.stem.rsplit("_", 1)[-1]
+    for results in sorted(samples_file.parent.glob(f"results_{stamp}*.json")) or sorted(
+            samples_file.parent.glob("results_*.json")):
+        try:
+            config = json.loads(results.read_text(encoding="utf-8")).get("config", {})
+        except (OSError, ValueError):
+            continue
+        model, args = str(config.get("model") or ""), config.get("model_args") or ""
+        if isinstance(args, dict):
+            pretrained = str(args.get("pretrained", ""))
+        else:
+            pretrained = next((a.split("=", 1)[1] for a in str(args).split(",") if a.startswith("pretrained=")), "")
+        if model:
+            return f"{model}:{Path(pretrained).name}" if pretrained else model
+    return samples_file.parent.name
+
+
 def read_samples(run_dirs: Iterable[Path]) -> list[Sample]:
     """Every logged sample of our tasks under the run folders (one model per folder holding results)."""
     samples: list[Sample] = []
@@ -49,7 +69,7 @@ def read_samples(run_dirs: Iterable[Path]) -> list[Sample]:
             raise ValueError(f"RUN_DIR: no samples_*.jsonl under {str(run)!r}; allowed: a run made with "
                              "--log_samples")
         for path in files:
-            model = path.parent.name if path.parent != run else run.name
+            model = model_label(path)
             task = path.name[len("samples_"):].rsplit("_", 1)[0]
             with path.open(encoding="utf-8") as handle:
                 for number, line in enumerate(handle, 1):

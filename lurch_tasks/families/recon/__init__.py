@@ -68,7 +68,7 @@ def score(doc: dict, output: str) -> dict[str, float]:
     drift, precision, recall and F1 over the answer items (options chosen, ordered adjacent pairs, key facts)."""
     metrics, predicted = _format_score(doc, output)
     items = score_items(doc["answer_items"], predicted)
-    return {**metrics, "prompt_tokens": float(doc["difficulty"]["context_tokens"]), "memory_drift": items.memory_drift,
+    return {**metrics, "prompt_tokens": float(doc["difficulty"]["prompt_tokens"]), "memory_drift": items.memory_drift,
             "precision": items.precision, "recall": items.recall, "f1": items.f1}
 
 
