@@ -44,7 +44,7 @@ def case_numbers(cases: int) -> None:
                   f"{mean(longest):.2f} |")
     print("\nchain length (links per trail):", dict(sorted(hops.items())))
     one = build_case(config, 0, "test", "criminal", config.context_tokens[0], 0)
-    print("questions per case by (category, format):", Counter(one.questions))
+    print("questions per case by (category, format):", dict(Counter(one.questions.keys())))
 
 
 def formats_table(cases: int) -> None:
