@@ -58,14 +58,6 @@ def _phrase(bp: Blueprint, person: str) -> str:
     return bp.domain.conclusion.format(person=person, incident=bp.incident)
 
 
-def _k_draw(rng: StableRng, correct: int, wrong: int) -> int:
-    """The number of correct options among six: uniform over 1-5 within what the pools allow."""
-    feasible = [k for k in range(1, NUM_OPTIONS) if k <= correct and NUM_OPTIONS - k <= wrong]
-    if not feasible:
-        raise ValueError("recon: too few candidates for a multiple-answer option set")
-    return rng.choice(feasible)
-
-
 def _multi(category: str, text: str, right: Sequence[tuple[str, str]], wrong: Sequence[tuple[str, str]], k: int,
            rng: StableRng, proof: Sequence[int], params: dict) -> Question:
     """Six options, ``k`` of ``right`` and the rest of ``wrong`` ((text, failure mode) pairs), shuffled."""
@@ -179,10 +171,6 @@ def cascade_multi(bp: Blueprint, index: Index, rng: StableRng) -> Question:
     return _multi("cascade", text, right, wrong, len(right), rng, proof, {"trail": w.trail, "hop": w.hop})
 
 
-def _k_draw_ok(correct: int, wrong: int) -> bool:
-    return any(k <= correct and NUM_OPTIONS - k <= wrong for k in range(1, NUM_OPTIONS))
-
-
 def cascade_integer(bp: Blueprint, index: Index, rng: StableRng) -> Question:
     """How many people's conclusions had lost all support at a moment: the count is drawn uniformly first."""
     moments = sorted(w.minute for w in bp.withdrawals if w.trail >= 2)
@@ -209,8 +197,10 @@ def counterfactual_multi(bp: Blueprint, index: Index, rng: StableRng, form: str)
     result, other = bp.discoveries[d], bp.discoveries[1 - d]
     done = [a for a in result.actions if a.done]
     blocked = [a for a in result.actions if not a.done]
+    # the number of correct options first (uniform), then a cut that leaves at least that many
     if form == "later":
-        j = rng.integer(1, len(done))
+        k = rng.integer(1, len(done))
+        j = rng.integer(k, len(done))
         nxt = done[j].minute if j < len(done) else done[-1].minute + 2 * MINUTES_PER_DAY
         moved = between(rng, done[j - 1].minute, nxt)
         right = [(a.phrase, "") for a in done[:j]]
@@ -220,7 +210,8 @@ def counterfactual_multi(bp: Blueprint, index: Index, rng: StableRng, form: str)
                 f"{stamp(result.minute)}. Which of these actions would not have gone ahead when they did? Choose "
                 "every one.")
     else:
-        j = rng.below(len(blocked))
+        k = rng.integer(1, len(blocked))
+        j = rng.integer(0, len(blocked) - k)
         low = blocked[j - 1].minute if j else blocked[0].minute - 2 * MINUTES_PER_DAY
         moved = between(rng, low, blocked[j].minute)
         right = [(a.phrase, "") for a in blocked[j:]]
@@ -230,7 +221,6 @@ def counterfactual_multi(bp: Blueprint, index: Index, rng: StableRng, form: str)
                 f"{stamp(result.minute)}. Which of these planned actions would then have gone ahead? Choose every "
                 "one.")
     wrong += [(a.phrase, "false_equivalence") for a in other.actions]
-    k = _k_draw(rng, len(right), len(wrong))
     proof = [index.one(lambda f: f["kind"] == "result" and f["clue"] == result.clue)]
     proof += index.find(lambda f: f["kind"] == "action" and f["clue"] == result.clue)
     return _multi("counterfactual", text, right, wrong, k, rng, proof, {"form": form, "moved_to": moved,

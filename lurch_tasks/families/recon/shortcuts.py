@@ -13,6 +13,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 
+from ...core.rng import StableRng, derive_seed
 from ...core.shortcuts import Probe, Shortcut
 from .baselines import guess
 from .narrate import patterns
@@ -76,17 +77,19 @@ def frequency(options, question, body) -> list[float]:
     return [float(sum(body.count(u) for u in _units(o))) / len(_units(o)) for o in options]
 
 
-def _ranked(values: list[float], variant: object) -> list[int]:
-    """Option indices from the highest value (``max``) or the lowest (``min``), ties in letter order."""
+def _ranked(values: list[float], variant: object, tie_seed: str) -> list[int]:
+    """Option indices from the highest value (``max``) or the lowest (``min``); ties in a seeded order, so a
+    feature with many ties is not measured as a position strategy (``option_position`` is that)."""
     sign = -1.0 if variant == "max" else 1.0
-    return sorted(range(len(values)), key=lambda k: (sign * values[k], k))
+    tie = StableRng(derive_seed("recon-ties", tie_seed)).shuffled(range(len(values)))
+    return sorted(range(len(values)), key=lambda k: (sign * values[k], tie[k]))
 
 
 def _mcq(value: Value) -> Pick:
     def pick(parsed: Parsed, body: str, variant: object) -> str | None:
         if len(parsed.options) != len(LETTERS):
             return None
-        ranked = _ranked(value(parsed.options, parsed.question, body), variant)
+        ranked = _ranked(value(parsed.options, parsed.question, body), variant, parsed.question)
         chosen = ranked[:1] if parsed.format == "mcq_single" else sorted(ranked[:MULTI_PICKS])
         return "ANSWER: " + ", ".join(LETTERS[k] for k in chosen)
 
@@ -104,7 +107,7 @@ def _ordering(value: Value | None) -> Pick:
             order = list(range(len(parsed.options)))
             order = order if variant == "min" else order[::-1]
         else:
-            order = _ranked(value(parsed.options, parsed.question, body), variant)
+            order = _ranked(value(parsed.options, parsed.question, body), variant, parsed.question)
         return "ANSWER: " + ", ".join(letters[k] for k in order)
 
     return pick
