@@ -105,3 +105,15 @@ def still_implicated(entries: list[Entry]) -> set[str]:
                 reached.add(target)
                 grew = True
     return {e.fact["person"] for e in entries if e.kind == "conclude" and e.fact["clue"] in reached}
+
+
+def covered(intervals: list[tuple[int, int]], start: int, end: int) -> bool:
+    """Whether the union of the [low, high] intervals covers [start, end] (records placing someone)."""
+    reach = start
+    for low, high in sorted(intervals):
+        if low > reach:
+            return False
+        reach = max(reach, high)
+        if reach >= end:
+            return True
+    return reach >= end

@@ -16,7 +16,7 @@ from itertools import combinations
 
 from ...core.rng import StableRng
 from .blueprint import Blueprint
-from .case import MINUTES_PER_DAY, Entry, at, clock, day_of, stamp
+from .case import MINUTES_PER_DAY, Entry, at, clock, covered, day_of, stamp
 from .questions import (
     NUM_OPTIONS,
     Index,
@@ -228,17 +228,6 @@ def counterfactual_multi(bp: Blueprint, index: Index, rng: StableRng, form: str)
 
 
 # ---------------------------------------------------------------------------------------------------- temporal
-
-def covered(intervals: list[tuple[int, int]], start: int, end: int) -> bool:
-    reach = start
-    for low, high in sorted(intervals):
-        if low > reach:
-            return False
-        reach = max(reach, high)
-        if reach >= end:
-            return True
-    return reach >= end
-
 
 WINDOW_STEP = 5  # minutes between candidate window bounds
 

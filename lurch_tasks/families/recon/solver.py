@@ -9,7 +9,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .case import MINUTES_PER_DAY, at, stamp
+from .case import MINUTES_PER_DAY, at, covered, stamp
 from .catalog import DOMAINS, Domain, domain
 from .narrate import Read, parse_narrative, parse_oracle, patterns
 from .prompt import ABSTAIN, LIST_HEADERS, format_of, letters_for
@@ -163,17 +163,6 @@ def counterfactual(p: Parsed, match: re.Match, later: bool) -> list[bool]:
         return not entry.fact["done"] and entry.minute >= moved
 
     return [changes(option) for option in p.options]
-
-
-def covered(intervals: list[tuple[int, int]], start: int, end: int) -> bool:
-    reach = start
-    for low, high in sorted(intervals):
-        if low > reach:
-            return False
-        reach = max(reach, high)
-        if reach >= end:
-            return True
-    return reach >= end
 
 
 def uncovered(p: Parsed, match: re.Match, people: Sequence[str]) -> list[bool]:
