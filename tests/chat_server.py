@@ -26,16 +26,19 @@ class ChatServer:
     def __init__(self) -> None:
         self.tokenizer, self.model = load_smollm2()
         self.requests: list[dict] = []
+        self.replies: list[str] = []  # what the model answered, one per request served
         self._lock = threading.Lock()
 
     def complete(self, body: dict) -> str:
         import torch
 
         with self._lock, torch.no_grad():
-            ids = self.tokenizer.apply_chat_template(body["messages"], add_generation_prompt=True,
-                                                     return_tensors="pt")
-            out = self.model.generate(ids, max_new_tokens=int(body.get("max_tokens", 8)), do_sample=False)
-        return self.tokenizer.decode(out[0, ids.shape[1]:], skip_special_tokens=True)
+            encoded = self.tokenizer.apply_chat_template(body["messages"], add_generation_prompt=True,
+                                                         return_tensors="pt", return_dict=True)
+            out = self.model.generate(**encoded, max_new_tokens=int(body.get("max_tokens", 8)), do_sample=False)
+            text = self.tokenizer.decode(out[0, encoded["input_ids"].shape[1]:], skip_special_tokens=True)
+        self.replies.append(text)
+        return text
 
     def __enter__(self) -> str:
         server = self
@@ -47,11 +50,15 @@ class ChatServer:
                 if not self.path.endswith("/chat/completions"):
                     self.send_error(404)
                     return
+                try:
+                    content, status = server.complete(body), 200
+                except Exception as error:  # a server error is an HTTP 500, as a real endpoint's would be
+                    content, status = f"{type(error).__name__}: {error}", 500
                 reply = {"object": "chat.completion", "model": body.get("model"),
-                         "choices": [{"index": 0, "message": {"role": "assistant", "content": server.complete(body)},
+                         "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
                                       "finish_reason": "stop"}]}
                 data = json.dumps(reply).encode()
-                self.send_response(200)
+                self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
