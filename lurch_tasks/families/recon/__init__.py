@@ -111,10 +111,10 @@ def token_target(cell) -> int:
 
 def chance(config: ReconConfig) -> float | None:
     """A uniform pick among six options scores +1 one time in six and -1/5 otherwise: 0 exactly; so does a
-    random subset for MCQ multiple (E[c/k] = E[w/(n-k)] for any subset size), a uniform permutation (E[tau] = 0)
-    and free-form text that states no case fact. An integer guess can hit, so with integer questions the seeded
-    random baseline (``baselines.guess``) measures chance instead (None)."""
-    return None if any(f == "integer" for _, f in config.slots()) else 0.0
+    random subset for MCQ multiple (E[c/k] = E[w/(n-k)] for any subset size) and a uniform permutation
+    (E[tau] = 0). An integer or free-form guess can hit and nothing penalises a miss, so with those formats the
+    seeded random baseline (``baselines.guess``) measures chance instead (None)."""
+    return None if any(f in ("integer", "free_form") for _, f in config.slots()) else 0.0
 
 
 def _tasks(prefix: str) -> tuple[str, ...]:

@@ -1,17 +1,37 @@
 """RECON baselines: the reference solver (``solver.solve``) and a seeded random answer in the prompt's format:
 a uniform letter (MCQ single), a uniform random subset (MCQ multiple), a uniform permutation (ordering), a
-uniform number in 0-15 (integer) and a word of the question (free form). All but the integer guess score 0 in
-expectation."""
+uniform number in 0-15 (integer), and for free form a uniform pick among the places the case names beside the
+question's subject (its item or person), with that entry's time: the free-form analogue of a uniform option.
+MCQ and ordering guesses score 0 in expectation; integer and free-form guesses can hit, and the shortcut audit
+compares with their measured mean."""
 
 from __future__ import annotations
 
-from ...core.rng import StableRng, derive_seed
-from .prompt import letters_for
-from .solver import solve, split_prompt
+import re
 
-__all__ = ["guess", "solve"]
+from ...core.rng import StableRng, derive_seed
+from .narrate import patterns
+from .prompt import letters_for
+from .solver import Parsed, solve, split_prompt
+
+__all__ = ["guess", "solve", "subject_mentions"]
 
 MAX_GUESS = 15
+_PERSON = re.compile(r"\b[A-Z][a-z]+ [A-Z][a-z]+\b")
+
+
+def subject_mentions(parsed: Parsed, body: str) -> tuple[str | None, list[tuple[str, str]]]:
+    """The question's subject (its item, else its first person) and every (place, entry time) the case's lines
+    that mention it name, in case order."""
+    slots = patterns(parsed.domain)
+    thing = re.search(slots["thing"], parsed.question)
+    person = _PERSON.search(parsed.question)
+    subject = thing.group(0) if thing else person.group(0) if person else None
+    if subject is None:
+        return None, []
+    place = re.compile(slots["place"])
+    return subject, [(m.group(0), line[1:line.find("]")]) for line in body.split("\n") if subject in line
+                     for m in place.finditer(line.partition("] ")[2])]
 
 
 def guess(prompt: str, seed: int) -> str | None:
@@ -29,4 +49,8 @@ def guess(prompt: str, seed: int) -> str | None:
         return "ANSWER: " + ", ".join(rng.shuffled(list(letters)))
     if parsed.format == "integer":
         return f"ANSWER: {rng.integer(0, MAX_GUESS)}"
-    return f"ANSWER: {rng.choice(parsed.question.split())}"
+    subject, found = subject_mentions(parsed, prompt.rpartition("Question: ")[0])
+    if not found:
+        return f"ANSWER: {rng.choice(parsed.question.split())}"
+    place, stamp = rng.choice(found)
+    return f"ANSWER: {subject} was at {place}, from {stamp}."

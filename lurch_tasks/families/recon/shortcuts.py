@@ -9,14 +9,12 @@ measured against chance on its own format only. Each must stay at chance."""
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from collections.abc import Callable
 
 from ...core.rng import StableRng, derive_seed
 from ...core.shortcuts import Probe, Shortcut
-from .baselines import guess
-from .narrate import patterns
+from .baselines import guess, subject_mentions
 from .prompt import LETTERS, letters_for
 from .questions import ARROW
 from .solver import Parsed, split_prompt
@@ -117,21 +115,10 @@ def constant(parsed: Parsed, body: str, variant: object) -> str:
     return f"ANSWER: {variant}"
 
 
-_CAPITALISED = re.compile(r"\b[A-Z][a-z]+ [A-Z][a-z]+\b")
-
-
 def subject_place(parsed: Parsed, body: str, variant: object) -> str:
     """The place named last (``max``), first (``min``) or most often (``most``) in the case's lines that mention
-    the question's subject (its person, else its item), with that line's time."""
-    slots = patterns(parsed.domain)
-    thing = re.search(slots["thing"], parsed.question)
-    person = _CAPITALISED.search(parsed.question)
-    subject = thing.group(0) if thing else person.group(0) if person else None
-    if subject is None:
-        return ""
-    place = re.compile(slots["place"])
-    found = [(m.group(0), line[1:13]) for line in body.split("\n") if subject in line
-             for m in place.finditer(line.partition("] ")[2])]
+    the question's subject (its item, else its person), with that line's time."""
+    subject, found = subject_mentions(parsed, body)
     if not found:
         return ""
     if variant == "most":
