@@ -7,6 +7,7 @@ compares with their measured mean."""
 
 from __future__ import annotations
 
+import json
 import re
 
 from ...core.rng import StableRng, derive_seed
@@ -30,8 +31,24 @@ def subject_mentions(parsed: Parsed, body: str) -> tuple[str | None, list[tuple[
     if subject is None:
         return None, []
     place = re.compile(slots["place"])
-    return subject, [(m.group(0), line[1:line.find("]")]) for line in body.split("\n") if subject in line
-                     for m in place.finditer(line.partition("] ")[2])]
+    found = []
+    for line in body.split("\n"):
+        if subject not in line:
+            continue
+        stamp, text = _stamp_and_text(line)
+        found += [(m.group(0), stamp) for m in place.finditer(text)]
+    return subject, found
+
+
+def _stamp_and_text(line: str) -> tuple[str, str]:
+    """An entry's time and the text after its header, for a narrative line or an oracle JSON line."""
+    if line.startswith("{"):
+        try:
+            record = json.loads(line)
+            return f"Day {record['day']}, {record['time']}", json.dumps(record.get("fact", {}))
+        except (ValueError, KeyError, TypeError):
+            return "", line
+    return line[1:line.find("]")], line.partition("] ")[2]
 
 
 def guess(prompt: str, seed: int) -> str | None:
