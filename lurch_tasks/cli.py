@@ -391,12 +391,39 @@ def _on_sigint(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+def _redeliver_interrupt(unraisable: object) -> None:
+    """A Ctrl-C whose KeyboardInterrupt surfaced inside a finalizer or weakref callback (seen: an import lock's)
+    is swallowed there as "Exception ignored"; deliver it to the main thread again instead of losing it."""
+    if isinstance(getattr(unraisable, "exc_value", None), KeyboardInterrupt):
+        import _thread
+        import threading
+
+        # from another thread, shortly: raised from here it would be swallowed again (inside the hook)
+        timer = threading.Timer(0.01, _thread.interrupt_main)
+        timer.daemon = True
+        timer.start()
+        return
+    _previous_unraisablehook(unraisable)
+
+
+_previous_unraisablehook = sys.unraisablehook
+
+
+def install_interrupt_handling() -> None:
+    """Ctrl-C: our handler (one line, exit 130) and no interrupt lost in a finalizer."""
+    global _previous_unraisablehook
+    signal.signal(signal.SIGINT, _on_sigint)
+    if sys.unraisablehook is not _redeliver_interrupt:
+        _previous_unraisablehook = sys.unraisablehook
+        sys.unraisablehook = _redeliver_interrupt
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     if argv and argv[0] != "eval":
         try:
-            signal.signal(signal.SIGINT, _on_sigint)
+            install_interrupt_handling()
         except ValueError:  # not the main thread (embedded use): keep the default handler
             pass
     try:

@@ -287,3 +287,31 @@ def test_a_folder_built_with_other_knobs_is_reported_under_its_own_name(tmp_path
     table_rows = [line for line in result.stdout.splitlines() if line.startswith("|")]
     assert any(expected in line for line in table_rows), result.stdout
     assert not any(line.startswith("|find_the_origin ") for line in table_rows)
+
+
+def test_a_ctrl_c_swallowed_by_a_finalizer_is_delivered_again(tmp_path):
+    """Seen in CI: the KeyboardInterrupt of a Ctrl-C surfaced inside an import lock's weakref callback, where
+    Python ignores exceptions, and `lurch generate` finished with exit 0. The CLI re-delivers such an interrupt."""
+    script = tmp_path / "swallow.py"
+    script.write_text(textwrap.dedent("""
+        import os, signal, weakref
+        from lurch_tasks import cli
+        cli.install_interrupt_handling()
+        class Thing:
+            pass
+        thing = Thing()
+        def callback(ref):
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(10_000):
+                pass  # the handler runs in here, where exceptions are only reported
+        ref = weakref.ref(thing, callback)
+        try:
+            del thing
+            for _ in range(50_000_000):
+                pass
+            print("lost")
+        except KeyboardInterrupt:
+            print("delivered")
+    """), encoding="utf-8")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "delivered" and "Traceback" not in done.stderr, (done.stdout, done.stderr)
