@@ -57,6 +57,9 @@ class Family:
     # Markdown the dataset card shows under the family (RECON: its quota matrix and scoring rules)
     card_section: str = ""
     audit_rows: Callable[[Any, list, bool], list[str]] | None = None
+    # (doc, raw output) -> the failure mode of every wrong option the output chose (RECON's distractor taxonomy),
+    # and the failure modes the doc offered; ``lurch report`` tabulates how often each one is taken.
+    failure_modes: Callable[[dict, str], tuple[list[str], list[str]]] | None = None
 
 
 @dataclass(frozen=True)

@@ -110,3 +110,11 @@ class LazyPermutation:
 
     def next(self) -> int:
         return self.take(1)[0]
+
+
+def numpy_generator(*parts: object):
+    """A numpy ``Generator`` (PCG64) seeded by ``derive_seed(*parts)``: for vectorised resampling in the analysis
+    (bootstrap), never for generating instances. The one sanctioned door to numpy's random module."""
+    import numpy as np
+
+    return np.random.Generator(np.random.PCG64(derive_seed(*parts)))  # noqa: TID251

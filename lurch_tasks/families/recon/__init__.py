@@ -72,6 +72,24 @@ def score(doc: dict, output: str) -> dict[str, float]:
             "precision": items.precision, "recall": items.recall, "f1": items.f1}
 
 
+def failure_modes(doc: dict, output: str) -> tuple[list[str], list[str]]:
+    """(failure modes of the wrong options the output chose, failure modes the question offered): MCQ formats only;
+    an abstention or an unreadable answer chooses nothing."""
+    kind = doc["answer_format"]
+    if kind not in ("mcq_single", "mcq_multi"):
+        return [], []
+    modes = json.loads(doc["params"]).get("failure_modes") or []
+    letters = letters_for(kind)[: len(doc["options"])]
+    chosen = parse_choice(output, letters) if kind == "mcq_single" else parse_letters(output, letters)
+    if isinstance(chosen, tuple):
+        picked = list(chosen)
+    else:
+        picked = [chosen] if chosen not in (None, ABSTAIN) else []
+    by_letter = dict(zip(letters, modes, strict=False))
+    return ([by_letter[letter] for letter in picked if by_letter.get(letter)],
+            [mode for mode in modes if mode])
+
+
 def bin_keys(doc: dict) -> dict[str, str]:
     difficulty = doc["difficulty"]
     category, domain_name = difficulty["category"], difficulty["domain"]
@@ -151,7 +169,7 @@ register_family(
                       ("recon_closedbook", _tasks("recon_closedbook"))),
         stored_filter=lambda config, row: (row["difficulty"]["category"] in config.categories
                                            and row["difficulty"]["format"] in config.formats),
-        row_summary=row_summary, audit_rows=audit_rows, card_section=CARD_SECTION,
+        row_summary=row_summary, audit_rows=audit_rows, card_section=CARD_SECTION, failure_modes=failure_modes,
     )
 )
 

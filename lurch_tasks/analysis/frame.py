@@ -1,0 +1,99 @@
+"""Logged samples re-scored into one table: a row per (model, doc) with the current scorers' metrics and the doc's
+recorded properties.
+
+Columns: ``model``, ``task``, ``family``, ``instance`` (the doc id), ``index``, ``answer_format``; the metrics
+``score`` (family-native; RECON's can be negative), ``outcome`` (score clipped to [0, 1]: the GLM's response),
+``memory_drift``, ``precision``, ``recall``, ``f1``, ``accuracy`` (strict correctness; for families without their own
+it is ``score == 1``), ``abstain_rate``; ``length`` (the doc's length bin in tokens, as its lm-eval task bins it);
+every scalar field of the doc's ``difficulty`` record under its own name (``context_tokens``, ``evidence_scope``,
+``d``, ``connections``, ``category`` …); ``failure_modes`` / ``offered_failure_modes`` (';'-joined, families with a
+distractor taxonomy); ``judge`` when free-form answers were re-graded by an LLM judge.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import pandas as pd
+
+from ..core.registry import get_family
+from ..scoring.judge import JudgeConfig, ask_judge
+from .runs import Run, Sample, iter_samples, version_problem
+
+METRICS = ("score", "memory_drift", "precision", "recall", "f1", "accuracy", "abstain_rate")
+KEY_COLUMNS = ("model", "task", "family", "instance", "index", "answer_format")
+
+
+@dataclass(frozen=True)
+class Loaded:
+    frame: pd.DataFrame
+    notes: tuple[str, ...]  # one line each: what was skipped, replaced or allowed
+
+
+def score_sample(sample: Sample, judge: JudgeConfig | None = None) -> dict:
+    """One row: the sample's keys, the current scorer's metrics and the doc's recorded properties."""
+    doc = sample.doc
+    family = get_family(doc["family"])
+    metrics = family.score(doc, sample.output)
+    score = float(metrics["score"])
+    row: dict = {"model": sample.model, "task": sample.task, "family": doc["family"], "instance": doc["id"],
+                 "index": int(doc["index"]), "answer_format": doc["answer_format"]}
+    for name in METRICS:
+        row[name] = float(metrics[name]) if name in metrics else 0.0
+    if "accuracy" not in metrics:
+        row["accuracy"] = 1.0 if score >= 1.0 else 0.0
+    row["outcome"] = min(1.0, max(0.0, score))
+    row["length"] = int(float(family.bin_keys(doc)["length"]))
+    for key, value in doc.get("difficulty", {}).items():
+        if isinstance(value, (int, float, str, bool)) and key not in row:
+            row[key] = value
+    if family.failure_modes is not None:
+        chosen, offered = family.failure_modes(doc, sample.output)
+        row["failure_modes"], row["offered_failure_modes"] = ";".join(chosen), ";".join(offered)
+    if judge is not None and doc["answer_format"] == "free_form":
+        gold = json.loads(doc["answer"])
+        row["judge"] = ask_judge(judge, doc["question"], doc.get("answer_text", ""), gold.get("key_facts", []),
+                                 sample.output)
+    return row
+
+
+def load_runs(runs: list[Run], *, allow_version_mismatch: bool = False, judge: JudgeConfig | None = None,
+              progress: Callable[[int], None] | None = None) -> Loaded:
+    """Every sample of our tasks in ``runs`` re-scored. A doc this package would not generate the same way
+    (``runs.version_problem``) is an error naming it, unless ``allow_version_mismatch``. When two runs of one model
+    logged the same doc, the later run's answer is kept (a note says how many)."""
+    foreign: set[str] = set()
+    rows: dict[tuple[str, str], dict] = {}
+    mismatched: list[str] = []
+    replaced = 0
+    for sample in iter_samples(sorted(runs, key=lambda r: r.stamp), foreign):
+        problem = version_problem(sample.doc)
+        if problem is not None:
+            mismatched.append(f"{sample.doc.get('id', '?')} ({sample.source}): {problem}")
+            if not allow_version_mismatch:
+                raise ValueError(f"{mismatched[0]}; allowed: runs of this lurch-tasks version, or "
+                                 "--allow-version-mismatch to re-score them anyway")
+        key = (sample.model, sample.doc["id"])
+        replaced += key in rows
+        rows[key] = score_sample(sample, judge)
+        if progress is not None:
+            progress(1)
+    if not rows:
+        raise ValueError("RUN_DIR: the sample logs hold no lurch-tasks docs; allowed: runs of our tasks "
+                         f"(found only: {', '.join(sorted(foreign)) or 'nothing'})")
+    notes = []
+    if foreign:
+        notes.append(f"skipped samples of tasks that are not lurch-tasks tasks: {', '.join(sorted(foreign))}")
+    if replaced:
+        notes.append(f"{replaced} docs were logged by two runs of the same model; the later run's answers are used")
+    if mismatched:
+        notes.append(f"{len(mismatched)} docs were made by another lurch-tasks version (--allow-version-mismatch); "
+                     f"first: {mismatched[0]}")
+    return Loaded(_frame(rows.values()), tuple(notes))
+
+
+def _frame(rows: Iterable[dict]) -> pd.DataFrame:
+    frame = pd.DataFrame(list(rows))
+    return frame.sort_values(["model", "task", "index"], kind="stable").reset_index(drop=True)
