@@ -231,25 +231,66 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    import time
+
     from tqdm.auto import tqdm
 
-    from .analysis.report import read_samples, scored, write_report
     from .scoring.judge import parse_judge_spec
 
+    _require_report_extra()
+    from .analysis.frame import load_runs
+    from .analysis.render import check_out_folder
+    from .analysis.report import Options, write_report
+    from .analysis.runs import find_runs
+
+    started = time.monotonic()
     judge = parse_judge_spec(args.judge) if args.judge else None
+    options = Options(reps=args.bootstrap, seed=args.seed, onset_margin=args.onset_margin,
+                      effective_fraction=args.effective_fraction)
     out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise NotADirectoryError(f"--out: {str(out)!r} is a file; allowed: a folder")
-    if out.is_dir() and any(out.iterdir()) and not args.overwrite:
-        raise FileExistsError(f"--out: {str(out)!r} is not empty; allowed: a new folder, or --overwrite (replaces "
-                              "only the report's own files)")
-    samples = read_samples([Path(d) for d in args.run_dirs])
-    with tqdm(total=len(samples), unit="sample", desc="scoring" + (" + judge" if judge else ""),
-              disable=args.quiet) as bar:
-        rows = scored(samples, judge, progress=bar.update)
-    print(write_report(rows, out))
-    print(f"wrote {out}/ ({len(rows)} samples)")
+    check_out_folder(out, args.overwrite)
+    runs = find_runs([Path(d) for d in args.run_dirs])
+    with tqdm(unit="doc", desc="re-scoring" + (" + judge" if judge else ""), disable=args.quiet) as bar:
+        loaded = load_runs(runs, allow_version_mismatch=args.allow_version_mismatch, judge=judge,
+                           progress=bar.update)
+    for note in loaded.notes:
+        print(f"lurch: note: {note}", file=sys.stderr)
+    with tqdm(total=8, unit="section", desc="report", disable=args.quiet) as bar:
+        summary = write_report(loaded, out, options, progress=lambda name: (bar.set_postfix_str(name), bar.update()))
+    print(summary)
+    models = loaded.frame["model"].nunique()
+    print(f"wrote {out / 'report.html'} ({len(loaded.frame)} docs, {models} model(s), {len(runs)} run(s), "
+          f"{time.monotonic() - started:.1f} s)")
     return 0
+
+
+def _require_report_extra() -> None:
+    import importlib.util
+
+    missing = [name for name in ("matplotlib", "statsmodels") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise ValueError(f"lurch report needs {', '.join(missing)}; allowed: install the extra with "
+                         "pip install 'lurch-tasks[report]'")
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed; allowed: a number in (0, 1]")
+    return value
+
+
+def _margin(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed; allowed: a number in [0, 1)")
+    return value
 
 
 def cmd_tasks_path(args: argparse.Namespace) -> int:
@@ -356,16 +397,31 @@ def build_parser() -> argparse.ArgumentParser:
     add_generation_options(p)
     p.set_defaults(func=cmd_diagnose)
 
-    p = sub.add_parser("report", help="re-score lm-eval sample logs (--log_samples) with the current scorers: "
-                       "RECON score / accuracy / abstain rate / prompt tokens per category x domain and per "
-                       "category x format, as CSV + Markdown; --judge adds an LLM judge's grade of free-form answers")
+    p = sub.add_parser("report", help="turn lm-eval sample logs (--log_samples) of one or more models into a report: "
+                       "every raw output re-scored; per-model summary, drift onset and effective length, the "
+                       "papers' figures (graph metrics vs length per density, Find the Origin d x length, RECON "
+                       "per category x domain, ImplicitHop per property) and the LURCH GLM, with seeded bootstrap "
+                       "CIs; writes CSV, PNG, summary.md and report.html")
     p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="lm-eval --output_path folder(s)")
-    p.add_argument("--out", required=True, help="report folder (new, or --overwrite)")
+    p.add_argument("--out", required=True, help="report folder (new or empty; or one lurch report wrote, with "
+                   "--overwrite)")
+    p.add_argument("--allow-version-mismatch", action="store_true",
+                   help="re-score docs made by another family_version / config_hash instead of refusing them")
+    p.add_argument("--bootstrap", type=_non_negative, default=1000, metavar="N",
+                   help="bootstrap resamples per confidence interval (default 1000; 0: no intervals)")
+    p.add_argument("--seed", type=_non_negative, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--onset-margin", type=_margin, default=0.1, metavar="M",
+                   help="drift onset: the first length bin whose memory drift exceeds the shortest bin's by more "
+                        "than M (default 0.1)")
+    p.add_argument("--effective-fraction", type=_fraction, default=0.85, metavar="F",
+                   help="effective length: the longest bin up to which the score stays >= F x the shortest bin's "
+                        "(default 0.85)")
     p.add_argument("--judge", default=None,
                    help="base_url=URL,model=NAME[,api_key_env=VAR,timeout=S,max_tokens=N]: an OpenAI-compatible "
                         "endpoint that re-grades free-form answers (optional; key-fact grading needs none)")
-    p.add_argument("--overwrite", action="store_true", help="write into a non-empty --out")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--overwrite", action="store_true", help="replace the report's own files in a folder lurch "
+                   "report wrote before (other files are never touched)")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("eval", help="lm-eval's `run` with lurch models registered and --include_path set; "

@@ -1,185 +1,356 @@
-"""``lurch report`` (first part): read lm-eval sample logs (``--log_samples``), re-score every raw output with the
-current scorers, and tabulate RECON per category x domain and per category x format: score, strict accuracy,
-abstain rate and prompt tokens per question; optionally re-grade free-form answers with an LLM judge
-(``scoring.judge``) beside the deterministic key-fact grade. Tables are written as CSV and Markdown."""
+"""``lurch report``: lm-eval sample logs -> the source papers' tables and figures, drift onset, effective length
+and the LURCH GLM, as CSV files, PNG figures, ``summary.md`` and one self-contained ``report.html``.
+
+The report is built from one table of re-scored docs (``analysis.frame``). Each section exists only when its family
+is in the runs. Every mean carries a seeded bootstrap 95% CI (``analysis.stats``); the same runs and options give
+the same files.
+"""
 
 from __future__ import annotations
 
-import csv
-import io
-import json
-from collections import defaultdict
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-from statistics import mean
 
-from ..core.files import atomic_output
-from ..core.registry import get_family
-from ..scoring.judge import JudgeConfig, ask_judge
+import numpy as np
+import pandas as pd
 
-COLUMNS = ("score", "accuracy", "abstain_rate", "prompt_tokens")
+from . import plots
+from .curves import DEFAULT_EFFECTIVE_FRACTION, DEFAULT_ONSET_MARGIN, drift_onset, effective_length
+from .frame import Loaded
+from .stats import DEFAULT_REPS, DEFAULT_SEED, bootstrap_statistic, summarize
+
+HEADLINE = ("score", "memory_drift", "precision", "recall", "f1")
+GRAPH_FAMILY, FIND_ORIGIN, RECON, IMPLICIT_HOP = "graph_reconstruction", "find_the_origin", "recon", "implicit_hop"
+IMPLICIT_HOP_AXES = (("depth", "reasoning depth (hops)"), ("facts", "required facts (scope)"),
+                     ("dispersion_target", "evidence dispersion (target)"), ("length", "context length (tokens)"))
 
 
 @dataclass(frozen=True)
-class Sample:
-    model: str
-    task: str
-    doc: dict
-    output: str
+class Options:
+    reps: int = DEFAULT_REPS
+    seed: int = DEFAULT_SEED
+    onset_margin: float = DEFAULT_ONSET_MARGIN
+    effective_fraction: float = DEFAULT_EFFECTIVE_FRACTION
 
 
-def _output(record: dict) -> str:
-    """The raw model output of one logged sample (``resps`` before filters)."""
-    resps = record.get("resps") or record.get("filtered_resps") or [""]
-    first = resps[0]
-    while isinstance(first, list):
-        first = first[0] if first else ""
-    return first if isinstance(first, str) else str(first)
+@dataclass(frozen=True)
+class Figure:
+    name: str  # file stem under figures/
+    caption: str
+    png: bytes
 
 
-def model_label(samples_file: Path) -> str:
-    """The model of a run: lm-eval's ``config.model`` (with the ``pretrained=`` name, if any) from the results
-    file written beside the samples, else the folder's name."""
-    stamp = samples_file.stem.rsplit("_", 1)[-1]
-    for results in sorted(samples_file.parent.glob(f"results_{stamp}*.json")) or sorted(
-            samples_file.parent.glob("results_*.json")):
-        try:
-            config = json.loads(results.read_text(encoding="utf-8")).get("config", {})
-        except (OSError, ValueError):
-            continue
-        model, args = str(config.get("model") or ""), config.get("model_args") or ""
-        if isinstance(args, dict):
-            pretrained = str(args.get("pretrained", ""))
-        else:
-            pretrained = next((a.split("=", 1)[1] for a in str(args).split(",") if a.startswith("pretrained=")), "")
-        if model:
-            return f"{model}:{Path(pretrained).name}" if pretrained else model
-    return samples_file.parent.name
+@dataclass(frozen=True)
+class Section:
+    key: str
+    title: str
+    intro: str
+    tables: tuple[tuple[str, pd.DataFrame], ...] = ()
+    figures: tuple[Figure, ...] = ()
+    notes: tuple[str, ...] = field(default=())
 
 
-def read_samples(run_dirs: Iterable[Path]) -> list[Sample]:
-    """Every logged sample of our tasks under the run folders (one model per folder holding results)."""
-    samples: list[Sample] = []
-    for run in run_dirs:
-        if not run.is_dir():
-            raise ValueError(f"RUN_DIR: {str(run)!r} is not a folder; allowed: an lm-eval --output_path folder")
-        files = sorted(run.rglob("samples_*.jsonl"))
-        if not files:
-            raise ValueError(f"RUN_DIR: no samples_*.jsonl under {str(run)!r}; allowed: a run made with "
-                             "--log_samples")
-        for path in files:
-            model = model_label(path)
-            task = path.name[len("samples_"):].rsplit("_", 1)[0]
-            with path.open(encoding="utf-8") as handle:
-                for number, line in enumerate(handle, 1):
-                    if not line.strip():
-                        continue
-                    try:
-                        record = json.loads(line)
-                    except json.JSONDecodeError:
-                        raise ValueError(f"{path}: line {number} is not JSON (a truncated file?)") from None
-                    doc = record.get("doc")
-                    if isinstance(doc, dict) and "family" in doc and "answer_format" in doc:
-                        samples.append(Sample(model, task, doc, _output(record)))
-    if not samples:
-        raise ValueError("RUN_DIR: the sample logs hold no lurch-tasks docs; allowed: runs of our tasks")
-    return samples
+# ---------------------------------------------------------------------------------------------------- tables
 
 
-def scored(samples: Iterable[Sample], judge: JudgeConfig | None = None,
-           progress: Callable[[int], None] | None = None) -> list[dict]:
-    """One row per sample: its keys and the current scorer's metrics (plus ``judge`` on free form)."""
+def model_summary(frame: pd.DataFrame, options: Options) -> pd.DataFrame:
+    """Per model: every doc, then per family (family ``all`` first)."""
+    overall = summarize(frame.assign(family="all"), ["model", "family"], HEADLINE, reps=options.reps,
+                        seed=options.seed)
+    per_family = summarize(frame, ["model", "family"], HEADLINE, reps=options.reps, seed=options.seed)
+    return pd.concat([overall, per_family], ignore_index=True).sort_values(["model", "family"], key=_all_first,
+                                                                         kind="stable", ignore_index=True)
+
+
+def _all_first(column: pd.Series) -> pd.Series:
+    return column.map(lambda v: ("" if v == "all" else "~") + str(v))
+
+
+def length_table(frame: pd.DataFrame, options: Options) -> pd.DataFrame:
+    """Drift onset and effective length per model and task (tasks with two or more length bins), with bootstrap
+    intervals over each bin's docs. Onsets and lengths are bins in tokens; +inf in an interval means 'none'."""
     rows = []
-    for sample in samples:
-        doc = sample.doc
-        metrics = get_family(doc["family"]).score(doc, sample.output)
-        difficulty = doc.get("difficulty", {})
-        row = {"model": sample.model, "task": sample.task, "family": doc["family"],
-               "category": difficulty.get("category", ""), "domain": difficulty.get("domain", ""),
-               "format": doc["answer_format"], **{k: float(metrics.get(k, 0.0)) for k in COLUMNS}}
-        if judge is not None and doc["answer_format"] == "free_form":
-            gold = json.loads(doc["answer"])
-            verdict = ask_judge(judge, doc["question"], doc.get("answer_text", ""), gold.get("key_facts", []),
-                                sample.output)
-            row["judge"] = verdict
-        rows.append(row)
-        if progress is not None:
-            progress(1)
-    return rows
+    for (model, task), group in frame.groupby(["model", "task"], sort=True):
+        bins = sorted(group["length"].unique())
+        if len(bins) < 2:
+            continue
+        drift = [group.loc[group["length"] == b, "memory_drift"].to_numpy(float) for b in bins]
+        score = [group.loc[group["length"] == b, "score"].to_numpy(float) for b in bins]
+
+        def onset(means: np.ndarray, bins=bins) -> float:
+            found = drift_onset(bins, means, options.onset_margin)
+            return math.inf if found is None else float(found)
+
+        def effective(means: np.ndarray, bins=bins) -> float:
+            found = effective_length(bins, means, options.effective_fraction)
+            return math.nan if found is None else float(found)
+
+        onset_value, onset_low, onset_high = bootstrap_statistic(drift, onset, options.reps, ("onset", model, task),
+                                                                 options.seed)
+        eff_value, eff_low, eff_high = bootstrap_statistic(score, effective, options.reps,
+                                                           ("effective", model, task), options.seed)
+        rows.append({"model": model, "task": task, "bins": len(bins), "shortest": int(bins[0]),
+                     "longest": int(bins[-1]), "drift_at_shortest": float(np.mean(drift[0])),
+                     "drift_at_longest": float(np.mean(drift[-1])),
+                     "drift_onset": None if math.isinf(onset_value) else onset_value,
+                     "drift_onset_lo": onset_low, "drift_onset_hi": onset_high,
+                     "score_at_shortest": float(np.mean(score[0])), "score_at_longest": float(np.mean(score[-1])),
+                     "effective_length": None if math.isnan(eff_value) else eff_value,
+                     "effective_length_lo": eff_low, "effective_length_hi": eff_high})
+    return pd.DataFrame(rows)
 
 
-def table(rows: list[dict], keys: tuple[str, ...]) -> list[dict]:
-    groups: dict[tuple, list[dict]] = defaultdict(list)
-    for row in rows:
-        groups[tuple(row[k] for k in keys)].append(row)
-    out = []
-    for key in sorted(groups):
-        members = groups[key]
-        entry = dict(zip(keys, key, strict=True))
-        entry["n"] = len(members)
-        for column in COLUMNS:
-            entry[column] = round(mean(m[column] for m in members), 4)
-        out.append(entry)
-    return out
+def sign_asymmetry(frame: pd.DataFrame, options: Options) -> pd.DataFrame:
+    """Find the Origin: accuracy at d and at -d for every |d| both signs of which were run, and their difference."""
+    rows = []
+    for (model, task), group in frame.groupby(["model", "task"], sort=True):
+        for size in sorted({abs(int(d)) for d in group["d"]}):
+            above = group.loc[group["d"] == size, "accuracy"].to_numpy(float)
+            below = group.loc[group["d"] == -size, "accuracy"].to_numpy(float)
+            if not len(above) or not len(below):
+                continue
+            diff, low, high = bootstrap_statistic([above, below], lambda m: float(m[0] - m[1]), options.reps,
+                                                  ("sign", model, task, size), options.seed)
+            rows.append({"model": model, "task": task, "abs_d": size, "n_pos": len(above), "n_neg": len(below),
+                         "accuracy_pos": float(above.mean()), "accuracy_neg": float(below.mean()),
+                         "difference": diff, "difference_lo": low, "difference_hi": high})
+    return pd.DataFrame(rows)
 
 
-def judge_table(rows: list[dict]) -> list[dict]:
-    """Free form per model and category: key-fact score, judge score, verdicts missing, agreement."""
-    groups: dict[tuple, list[dict]] = defaultdict(list)
-    for row in rows:
-        if "judge" in row:
-            groups[row["model"], row["category"]].append(row)
-    out = []
-    for (model, category), members in sorted(groups.items()):
-        judged = [m for m in members if m["judge"] is not None]
-        out.append({"model": model, "category": category, "n": len(members),
-                    "key_fact_score": round(mean(m["score"] for m in members), 4),
-                    "judge_score": round(mean(m["judge"] for m in judged), 4) if judged else None,
-                    "no_verdict": len(members) - len(judged),
-                    "agreement": round(mean(float(m["judge"] == m["score"]) for m in judged), 4) if judged else None})
-    return out
+def failure_mode_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per model and failure mode: how often a wrong option of that kind was offered and how often it was taken."""
+    rows = []
+    for model, group in frame.groupby("model", sort=True):
+        offered = _counts(group["offered_failure_modes"])
+        chosen = _counts(group["failure_modes"])
+        wrong = sum(chosen.values())
+        for mode in sorted(offered):
+            rows.append({"model": model, "failure_mode": mode, "offered": offered[mode],
+                         "chosen": chosen.get(mode, 0), "pick_rate": chosen.get(mode, 0) / offered[mode],
+                         "share_of_wrong_picks": chosen.get(mode, 0) / wrong if wrong else 0.0})
+    return pd.DataFrame(rows)
 
 
-def markdown(entries: list[dict]) -> str:
-    if not entries:
-        return "(none)"
-    columns = list(entries[0])
-    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    for entry in entries:
-        lines.append("| " + " | ".join(f"{v:.3f}" if isinstance(v, float) else str(v) for v in
-                                       (entry[c] for c in columns)) + " |")
-    return "\n".join(lines)
+def _counts(column: pd.Series) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for text in column.fillna(""):
+        for mode in filter(None, str(text).split(";")):
+            counts[mode] = counts.get(mode, 0) + 1
+    return counts
 
 
-def _csv(entries: list[dict]) -> str:
-    buffer = io.StringIO()
-    if entries:
-        writer = csv.DictWriter(buffer, fieldnames=list(entries[0]))
-        writer.writeheader()
-        writer.writerows(entries)
-    return buffer.getvalue()
+def implicit_hop_axes(frame: pd.DataFrame, options: Options) -> pd.DataFrame:
+    """Score against each ImplicitHop property in the tasks that vary only that property (the others fixed)."""
+    parts = []
+    for task, group in frame.groupby("task", sort=True):
+        varying = [axis for axis, _ in IMPLICIT_HOP_AXES if group[axis].nunique() > 1]
+        if len(varying) != 1:
+            continue  # a grid varies several at once: that is the GLM's job
+        axis = varying[0]
+        table = summarize(group, ["model", axis], HEADLINE, reps=options.reps, seed=options.seed)
+        parts.append(table.rename(columns={axis: "value"}).assign(task=task, axis=axis))
+    if not parts:
+        return pd.DataFrame()
+    table = pd.concat(parts, ignore_index=True)
+    return table[["model", "task", "axis", "value", *[c for c in table.columns
+                                                       if c not in ("model", "task", "axis", "value")]]]
 
 
-TABLES = {"recon_category_domain": ("model", "category", "domain"),
-          "recon_category_format": ("model", "category", "format"),
-          "by_task": ("model", "task")}
+# -------------------------------------------------------------------------------------------------- sections
 
 
-def write_report(rows: list[dict], out: Path) -> str:
-    """CSV per table and ``summary.md`` in ``out`` (a new folder, or one this command wrote before); returns
-    the summary."""
-    recon = [r for r in rows if r["family"] == "recon"]
-    tables = {name: table(recon if name.startswith("recon") else rows, keys) for name, keys in TABLES.items()}
-    if any("judge" in r for r in rows):
-        tables["free_form_judge"] = judge_table(rows)
-    out.mkdir(parents=True, exist_ok=True)
+def overview_section(frame: pd.DataFrame, options: Options) -> Section:
+    summary = model_summary(frame, options)
+    by_task = summarize(frame, ["model", "task"], (*HEADLINE, "accuracy"), reps=options.reps, seed=options.seed)
+    models = ", ".join(sorted(frame["model"].unique()))
+    return Section("overview", "Per-model summary",
+                   f"{len(frame)} docs re-scored from the sample logs of {frame['model'].nunique()} model(s) "
+                   f"({models}) over {frame['task'].nunique()} task(s). Means with seeded bootstrap 95% CIs "
+                   f"({options.reps} resamples of the docs).",
+                   tables=(("summary_models", summary), ("by_task", by_task)))
+
+
+def length_section(frame: pd.DataFrame, options: Options) -> Section | None:
+    lengths = length_table(frame, options)
+    if lengths.empty:
+        return None
+    curves = summarize(frame[frame["task"].isin(lengths["task"])], ["model", "task", "length"], HEADLINE,
+                       reps=options.reps, seed=options.seed)
+    figures = (Figure("length_memory_drift", "Memory drift against context length, per task; dotted: drift onset.",
+                      plots.length_curves(curves, "memory_drift", _colors(frame), lengths)),
+               Figure("length_score", "Score against context length, per task.",
+                      plots.length_curves(curves, "score", _colors(frame))))
+    return Section("length", "Drift onset and effective length",
+                   f"Drift onset: the first length bin whose memory drift exceeds the shortest bin's by more than "
+                   f"{options.onset_margin:g}. Effective length: the longest bin up to which the score stays at or "
+                   f"above {options.effective_fraction:.0%} of the shortest bin's. Intervals resample each bin's "
+                   "docs (inf: no onset in that share of resamples).",
+                   tables=(("length_onset", lengths), ("length_curves", curves)), figures=figures)
+
+
+def graph_section(frame: pd.DataFrame, options: Options) -> Section | None:
+    rows = frame[frame["family"] == GRAPH_FAMILY]
+    if rows.empty:
+        return None
+    curves = summarize(rows, ["model", "task", "connections", "length"], HEADLINE, reps=options.reps,
+                       seed=options.seed)
+    summary = summarize(rows, ["model", "task"], HEADLINE, reps=options.reps, seed=options.seed)
+    figures = [Figure(f"graph_{task}_{_slug(model)}", f"{task}, {model}: memory drift, precision, recall and F1 vs "
+                      "context length, one line per density (connections per prompt).",
+                      plots.graph_panels(curves, task, model))
+               for task in sorted(rows["task"].unique()) for model in sorted(rows["model"].unique())
+               if not curves[(curves["task"] == task) & (curves["model"] == model)].empty]
+    figures += [Figure(f"radar_{task}", f"{task}: the four edge metrics of every model.",
+                       plots.radar(summary, task, _colors(frame))) for task in sorted(rows["task"].unique())]
+    return Section("graph", "Graph reconstruction (memory drift)",
+                   "Memory drift, precision, recall and F1 of the listed connections against context length, per "
+                   "density (the graph paper's figures 4-7).",
+                   tables=(("graph_curves", curves), ("graph_summary", summary)), figures=tuple(figures))
+
+
+def find_origin_section(frame: pd.DataFrame, options: Options) -> Section | None:
+    rows = frame[frame["family"] == FIND_ORIGIN]
+    if rows.empty:
+        return None
+    cells = summarize(rows, ["model", "task", "d", "length"], ("accuracy",), reps=options.reps, seed=options.seed)
+    signs = sign_asymmetry(rows, options)
+    figures = tuple(Figure(f"fto_{task}_{_slug(model)}", f"{task}, {model}: accuracy over d x context length.",
+                           plots.heatmap(group, f"{task} — {model}"))
+                    for (task, model), group in cells.groupby(["task", "model"], sort=True))
+    return Section("find_the_origin", "Find the Origin",
+                   "Accuracy over the signed line distance d and context length (paper 003, figures 1-3), and the "
+                   "sign asymmetry: accuracy at +d (the later link below) minus at -d.",
+                   tables=(("fto_d_length", cells), ("fto_sign_asymmetry", signs)), figures=figures)
+
+
+def recon_section(frame: pd.DataFrame, options: Options) -> Section | None:
+    rows = frame[frame["family"] == RECON]
+    if rows.empty:
+        return None
+    metrics = ("score", "accuracy", "abstain_rate", "prompt_tokens")
+    by_domain = summarize(rows, ["model", "category", "domain"], metrics, reps=options.reps, seed=options.seed)
+    by_format = summarize(rows, ["model", "category", "format"], metrics, reps=options.reps, seed=options.seed)
+    chains = rows[rows["category"] == "chain"]
+    tables = [("recon_category_domain", by_domain), ("recon_category_format", by_format)]
+    figures = []
+    if not chains.empty:
+        chain_curve = summarize(chains, ["model", "chain_hops"], ("score", "accuracy"), reps=options.reps,
+                                seed=options.seed)
+        tables.append(("recon_chain_length", chain_curve))
+        figures.append(Figure("recon_chain_length", "Chain reconstruction: accuracy against chain length (links).",
+                              plots.axis_curves(chain_curve, "chain_hops", "accuracy", "RECON chain length",
+                                                "chain length (links)", _colors(frame))))
+    modes = failure_mode_table(rows) if "offered_failure_modes" in rows else pd.DataFrame()
+    if not modes.empty:
+        tables.append(("recon_failure_modes", modes))
+        figures.append(Figure("recon_failure_modes", "How often a wrong option of each failure mode was taken when "
+                              "offered.", plots.bars(modes, "failure_mode", "pick_rate", "RECON failure modes",
+                                                _colors(frame))))
+    return Section("recon", "RECON case files",
+                   "Score (the paper's rules: MCQ single +1 / -1/5 / abstain 0, MCQ multiple c/k - w/(n-k), ...), "
+                   "strict accuracy and abstain rate per category x domain and per category x format (paper 001, "
+                   "table 2), the chain-length curve (figure 5), and the failure modes of wrong choices.",
+                   tables=tuple(tables), figures=tuple(figures))
+
+
+def implicit_hop_section(frame: pd.DataFrame, options: Options) -> Section | None:
+    rows = frame[frame["family"] == IMPLICIT_HOP]
+    if rows.empty:
+        return None
+    axes = implicit_hop_axes(rows, options)
+    if axes.empty:
+        return Section("implicit_hop", "ImplicitHop", "No ImplicitHop task in these runs varies one property alone.")
+    labels = dict(IMPLICIT_HOP_AXES)
+    figures = tuple(Figure(f"implicit_hop_{axis}", f"Score against {labels[axis]}, the other properties fixed "
+                           f"({', '.join(sorted(group['task'].unique()))}).",
+                           plots.axis_curves(group, "value", "score", f"ImplicitHop: {labels[axis]}", labels[axis],
+                                             _colors(frame), log_x=axis == "length"))
+                    for axis, group in axes.groupby("axis", sort=True))
+    return Section("implicit_hop", "ImplicitHop",
+                   "Score against each property in the tasks that vary it alone, the others held fixed.",
+                   tables=(("implicit_hop_axes", axes),), figures=figures)
+
+
+def judge_section(frame: pd.DataFrame, options: Options) -> Section | None:
+    """Free-form answers re-graded by an LLM judge (``--judge``) beside the deterministic key-fact grade."""
+    if "judge" not in frame:
+        return None
+    rows = frame[frame["answer_format"] == "free_form"]
+    table = []
+    for (model, category), group in rows.groupby(["model", "category"], sort=True):
+        judged = group[group["judge"].notna()]
+        table.append({"model": model, "category": category, "n": len(group),
+                      "key_fact_score": float(group["score"].mean()),
+                      "judge_score": float(judged["judge"].astype(float).mean()) if len(judged) else None,
+                      "no_verdict": len(group) - len(judged),
+                      "agreement": float((judged["judge"].astype(float) == judged["score"]).mean())
+                      if len(judged) else None})
+    return Section("judge", "Free form: key facts vs an LLM judge",
+                   "Free-form answers graded by the deterministic key-fact rule and by the LLM judge of --judge.",
+                   tables=(("free_form_judge", pd.DataFrame(table)),))
+
+
+def glm_section(frame: pd.DataFrame, options: Options) -> Section:
+    try:
+        from .glm import glm_tables
+    except ImportError:  # TEMP until the GLM module lands
+        return Section("glm", "LURCH GLM", "pending")
+    tables, notes = glm_tables(frame)
+    figures = []
+    main = tables.get("glm_main")
+    if main is not None and not main.empty:
+        properties = main[main["kind"] == "property"]
+        if not properties.empty:
+            figures.append(Figure("glm_contrasts", "Interquartile contrasts of each property (percentage points, "
+                                  "95% CI), all models and per model.", plots.forest(properties, "LURCH GLM")))
+    return Section("glm", "LURCH GLM",
+                   "Fractional logit (binomial family, logit link; the response is the score clipped to [0, 1]) with "
+                   "standardised log predictors (context length, evidence scope, evidence dispersion, reasoning "
+                   "depth), task and model intercepts and standard errors clustered by instance (paper 004, table "
+                   "1); a second fit adds length x property interactions with Holm-adjusted tests (table 2). "
+                   "Contrasts are the mean change in predicted score between a property's 75th and 25th "
+                   "percentile, in percentage points. The raw-scale fits (per e-fold of each property, centred at "
+                   "4,096 tokens, scope 1%, dispersion 0.5, depth 2) give coefficients on the scale lurch-simulated "
+                   "takes.",
+                   tables=tuple(tables.items()), figures=tuple(figures), notes=tuple(notes))
+
+
+SECTIONS: tuple[Callable[[pd.DataFrame, Options], Section | None], ...] = (
+    overview_section, length_section, graph_section, find_origin_section, recon_section, judge_section,
+    implicit_hop_section, glm_section)
+
+
+def build_sections(frame: pd.DataFrame, options: Options,
+                   progress: Callable[[str], None] | None = None) -> list[Section]:
     sections = []
-    for name, entries in tables.items():
-        with atomic_output(out / f"{name}.csv") as handle:
-            handle.write(_csv(entries))
-        sections.append(f"## {name}\n\n{markdown(entries)}\n")
-    summary = "# lurch report\n\n" + "\n".join(sections)
-    with atomic_output(out / "summary.md") as handle:
-        handle.write(summary)
-    return summary
+    for build in SECTIONS:
+        if progress is not None:
+            progress(build.__name__.removesuffix("_section"))
+        section = build(frame, options)
+        if section is not None:
+            sections.append(section)
+    return sections
+
+
+def _colors(frame: pd.DataFrame) -> dict[str, str]:
+    return plots.palette(frame["model"].unique())
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "-" for c in str(text)).strip("-") or "model"
+
+
+# ---------------------------------------------------------------------------------------------------- output
+
+
+def write_report(loaded: Loaded, out: Path, options: Options = Options(),
+                 progress: Callable[[str], None] | None = None) -> str:
+    """Write every table as CSV, every figure as PNG under ``figures/``, ``summary.md`` and ``report.html`` into
+    ``out``; return the short summary (per-model table) for the terminal."""
+    from .render import render_html, render_markdown, short_summary, write_files
+
+    sections = build_sections(loaded.frame, options, progress)
+    write_files(out, sections, render_markdown(sections, loaded.notes), render_html(sections, loaded.notes, options))
+    return short_summary(sections)

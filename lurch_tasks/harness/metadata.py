@@ -130,7 +130,7 @@ def chosen_model_arguments(model: str) -> frozenset[str]:
         cls = get_model(model)
     except Exception:  # unknown to the registry (lm-eval reports that itself): be permissive
         return model_argument_names()
-    names: set[str] = set()
+    names: set[str] = set(getattr(cls, "KEYWORD_ARGUMENTS", ()))  # named through **kwargs (lurch-simulated's terms)
     for klass in inspect.getmro(cls):
         init = klass.__dict__.get("__init__")
         if init is None:

@@ -1,6 +1,7 @@
-"""Baseline models registered with lm-eval: the reference solver and a seeded chance baseline.
+"""Baseline models registered with lm-eval: the reference solver, a seeded chance baseline, and a simulated model
+with known effects for testing the analysis.
 
-Both see only the prompt string lm-eval would send to a real model, never the doc.
+The solver and the chance baseline see only the prompt string lm-eval would send to a real model, never the doc.
 """
 
 from __future__ import annotations
@@ -10,7 +11,9 @@ from lm_eval.api.model import LM
 from lm_eval.api.registry import register_model
 from tqdm.auto import tqdm
 
-from ..core.registry import all_families
+from ..analysis.properties import BY_NAME, check_term, linear_predictor, logistic
+from ..core.registry import all_families, get_family
+from ..core.rng import StableRng, derive_seed
 
 
 def solve_prompt(prompt: str) -> str:
@@ -83,3 +86,70 @@ class RandomLM(_PromptOnlyLM):
 
     def answer(self, prompt: str) -> str:
         return guess_prompt(prompt, self.seed)
+
+
+@register_model("lurch-simulated")
+class SimulatedLM(_PromptOnlyLM):
+    """A model with known effects, to test the analysis end to end (``lurch report``'s GLM must recover them).
+
+    It answers a doc correctly with probability ``logistic(intercept + sum(beta * term))``, the terms being the
+    doc's LURCH properties on the raw scale of ``analysis.properties`` (centred natural logs): ``length``,
+    ``scope``, ``dispersion``, ``depth``, or a product such as ``length:dispersion``. Coefficients come from
+    ``--model_args`` (``intercept=0.5,depth=-1.2,seed=3``; unnamed terms are 0). Whether a doc is answered
+    correctly is a seeded draw per (seed, doc id), so a run is reproducible and independent of doc order.
+
+    A correct answer is the reference solver's. A wrong answer is the chance baseline's guess; a guess that
+    happens to score above 0 is drawn again (up to 8 times, then the empty answer), so every doc's score is
+    exactly 1 or at most 0 and the GLM's response (the score clipped to [0, 1]) is a Bernoulli draw with the
+    stated probability. Unlike the other baselines it reads the doc lm-eval attaches to each request (its
+    properties, and its gold answer to keep wrong answers wrong)."""
+
+    # the terms it takes through **coefficients (so `lurch eval` knows them as model arguments, not task knobs)
+    KEYWORD_ARGUMENTS = (*BY_NAME, *(f"{a}:{b}" for a in BY_NAME for b in BY_NAME if a != b))
+
+    def __init__(self, seed: int | str = 1234, intercept: float = 0.0, **coefficients: float) -> None:
+        super().__init__(seed)
+        self.intercept = _number("intercept", intercept)
+        for term in coefficients:
+            check_term(term)
+        self.coefficients = {term: _number(term, value) for term, value in sorted(coefficients.items())}
+
+    @classmethod
+    def create_from_arg_obj(cls, arg_dict: dict, additional_config: dict | None = None):
+        for key in arg_dict:
+            if key not in ("seed", "intercept"):
+                try:
+                    check_term(str(key))
+                except ValueError:
+                    terms = ", ".join(BY_NAME)
+                    raise ValueError(f"model_args: {key!r} is not an argument of {cls.__name__}; allowed: seed, "
+                                     f"intercept, {terms} or a product such as length:dispersion") from None
+        return cls(**arg_dict)
+
+    def probability(self, doc: dict) -> float:
+        return logistic(linear_predictor(self.intercept, self.coefficients, doc["difficulty"]))
+
+    def answer_doc(self, doc: dict, prompt: str) -> str:
+        draw = StableRng(derive_seed("lurch-simulated", self.seed, doc["id"])).uniform()
+        if draw < self.probability(doc):
+            return solve_prompt(prompt)
+        family = get_family(doc["family"])
+        for attempt in range(8):
+            guess = guess_prompt(prompt, derive_seed("lurch-simulated-guess", self.seed, doc["id"], attempt))
+            if family.score(doc, guess)["score"] <= 0:
+                return guess
+        return ""
+
+    def generate_until(self, requests, disable_tqdm: bool = False) -> list[str]:
+        return [self.answer_doc(req.doc, req.args[0]) for req in tqdm(requests, disable=disable_tqdm,
+                                                                       desc=type(self).__name__)]
+
+
+def _number(name: str, value: object) -> float:
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        number = float("nan")
+    if isinstance(value, bool) or number != number or abs(number) == float("inf"):
+        raise ValueError(f"model_args: {name}={value!r} is not allowed; allowed: a finite number")
+    return number

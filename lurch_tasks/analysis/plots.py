@@ -1,0 +1,213 @@
+"""The report's figures (matplotlib, Agg backend, PNG bytes), each drawn from one of the report's tables.
+
+Every function takes a table (a pandas DataFrame as ``analysis.report`` builds it) and returns PNG bytes, so the
+figures can be embedded in the HTML page and written beside it. Figures are deterministic for a given table
+(matplotlib's PNG metadata is stripped of its version and date).
+"""
+
+from __future__ import annotations
+
+import io
+import math
+
+import numpy as np
+import pandas as pd
+
+GRAPH_METRICS = (("memory_drift", "memory drift (lower is better)"), ("precision", "precision"),
+                 ("recall", "recall"), ("f1", "F1"))
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _png(figure) -> bytes:
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight", metadata={"Software": None})
+    _pyplot().close(figure)
+    return buffer.getvalue()
+
+
+def palette(models) -> dict[str, str]:
+    """One colour per model for every figure of a report (matplotlib's cycle, in sorted model order)."""
+    return {model: f"C{i % 10}" for i, model in enumerate(sorted(models))}
+
+
+def _band(axis, x, mean, low, high, label: str, color: str | None = None) -> None:
+    line, = axis.plot(x, mean, marker="o", label=label, color=color)
+    if np.isfinite(np.asarray(low, dtype=float)).any():
+        axis.fill_between(x, low, high, alpha=0.15, color=line.get_color())
+
+
+def _figure_legend(figure, colors: dict[str, str]) -> None:
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], color=color, marker="o", label=model) for model, color in colors.items()]
+    figure.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(4, len(handles)),
+                  fontsize=8, frameon=False)
+
+
+def _length_axis(axis) -> None:
+    axis.set_xscale("log", base=2)
+    axis.set_xlabel("context length (tokens, bin)")
+
+
+def graph_panels(curves: pd.DataFrame, task: str, model: str) -> bytes:
+    """Memory drift, precision, recall and F1 against context length, one line per density (paper figs 4-7)."""
+    plt = _pyplot()
+    figure, axes = plt.subplots(1, 4, figsize=(16, 3.8), sharex=True)
+    rows = curves[(curves["task"] == task) & (curves["model"] == model)]
+    for axis, (metric, title) in zip(axes, GRAPH_METRICS, strict=True):
+        for density, group in rows.groupby("connections", sort=True):
+            group = group.sort_values("length")
+            _band(axis, group["length"], group[metric], group[f"{metric}_lo"], group[f"{metric}_hi"],
+                  f"{density} per prompt")
+        axis.set_title(title)
+        axis.set_ylim(-0.02, 1.02)
+        _length_axis(axis)
+    axes[0].legend(title="connections", fontsize=8)
+    figure.suptitle(f"{task} — {model}")
+    figure.tight_layout()
+    return _png(figure)
+
+
+def radar(summary: pd.DataFrame, task: str, colors: dict[str, str]) -> bytes:
+    """Memory drift, precision, recall and F1 of every model on one task, as a radar."""
+    plt = _pyplot()
+    labels = [title.split(" (")[0] for _, title in GRAPH_METRICS]
+    angles = [2 * math.pi * i / len(labels) for i in range(len(labels))]
+    figure = plt.figure(figsize=(4.6, 4.6))
+    axis = figure.add_subplot(projection="polar")
+    for _, row in summary[summary["task"] == task].sort_values("model").iterrows():
+        values = [float(row[metric]) for metric, _ in GRAPH_METRICS]
+        color = colors.get(str(row["model"]))
+        axis.plot([*angles, angles[0]], [*values, values[0]], marker="o", label=str(row["model"]), color=color)
+        axis.fill([*angles, angles[0]], [*values, values[0]], alpha=0.08, color=color)
+    axis.set_xticks(angles)
+    axis.set_xticklabels(labels)
+    axis.set_ylim(0, 1)
+    axis.set_title(task, pad=18)
+    axis.legend(fontsize=7, loc="lower left", bbox_to_anchor=(-0.25, -0.28))
+    return _png(figure)
+
+
+def length_curves(curves: pd.DataFrame, metric: str, colors: dict[str, str], onsets: pd.DataFrame | None = None
+                  ) -> bytes:
+    """A metric against context length per task (one panel each), one line per model; drift onsets marked."""
+    plt = _pyplot()
+    tasks = sorted(curves["task"].unique())
+    columns = min(3, len(tasks))
+    rows_n = math.ceil(len(tasks) / columns)
+    figure, axes = plt.subplots(rows_n, columns, figsize=(5.2 * columns, 3.4 * rows_n), squeeze=False)
+    for axis, task in zip(axes.flat, tasks, strict=False):
+        for model, group in curves[curves["task"] == task].groupby("model", sort=True):
+            group = group.sort_values("length")
+            _band(axis, group["length"], group[metric], group[f"{metric}_lo"], group[f"{metric}_hi"], str(model),
+                  colors.get(str(model)))
+            if onsets is not None:
+                mark = onsets[(onsets["task"] == task) & (onsets["model"] == model)]
+                if not mark.empty and pd.notna(mark.iloc[0]["drift_onset"]):
+                    axis.axvline(float(mark.iloc[0]["drift_onset"]), linestyle=":", color=colors.get(str(model)))
+        axis.set_title(task, fontsize=10)
+        axis.set_ylim(-0.02, 1.02)
+        _length_axis(axis)
+    for axis in list(axes.flat)[len(tasks):]:
+        axis.set_visible(False)
+    figure.suptitle(metric.replace("_", " ") + " vs context length" + (" (dotted: drift onset)" if onsets is not None
+                                                                       else ""))
+    figure.tight_layout()
+    _figure_legend(figure, colors)
+    return _png(figure)
+
+
+def heatmap(cells: pd.DataFrame, title: str, value: str = "accuracy") -> bytes:
+    """Find the Origin: accuracy over d (rows) x context length (columns)."""
+    plt = _pyplot()
+    table = cells.pivot_table(index="d", columns="length", values=value, aggfunc="mean").sort_index()
+    figure, axis = plt.subplots(figsize=(1.2 + 0.9 * len(table.columns), 0.9 + 0.28 * len(table.index)))
+    image = axis.imshow(table.to_numpy(dtype=float), aspect="auto", vmin=0, vmax=1, cmap="viridis")
+    axis.set_xticks(range(len(table.columns)), [str(c) for c in table.columns])
+    axis.set_yticks(range(len(table.index)), [str(i) for i in table.index])
+    axis.set_xlabel("context length (tokens, bin)")
+    axis.set_ylabel("d")
+    axis.set_title(title, fontsize=10)
+    figure.colorbar(image, ax=axis, label=value)
+    return _png(figure)
+
+
+def axis_curves(table: pd.DataFrame, x: str, y: str, title: str, xlabel: str, colors: dict[str, str],
+                log_x: bool = False) -> bytes:
+    """A metric against one property, one line per model (colour) and task (line style, when several tasks vary
+    the property: RECON chain length, an ImplicitHop axis)."""
+    plt = _pyplot()
+    figure, axis = plt.subplots(figsize=(5.6, 3.6))
+    tasks = sorted(table["task"].unique()) if "task" in table else [None]
+    styles = dict(zip(tasks, ("-", "--", ":", "-."), strict=False))
+    for (model, task), group in table.assign(task=table.get("task")).groupby(["model", "task"], sort=True,
+                                                                             dropna=False):
+        group = group.sort_values(x)
+        label = str(model) if len(tasks) == 1 else f"{model} ({task})"
+        line, = axis.plot(group[x], group[y], marker="o", label=label, color=colors.get(str(model)),
+                          linestyle=styles.get(task, "-"))
+        if np.isfinite(group[f"{y}_lo"].to_numpy(dtype=float)).any():
+            axis.fill_between(group[x], group[f"{y}_lo"], group[f"{y}_hi"], alpha=0.12, color=line.get_color())
+    if log_x:
+        axis.set_xscale("log", base=2)
+    axis.set_xlabel(xlabel)
+    axis.set_ylabel(y.replace("_", " "))
+    axis.set_ylim(-0.02 if table[y].min() >= 0 else None, 1.02)
+    axis.set_title(title, fontsize=10)
+    axis.legend(fontsize=7)
+    return _png(figure)
+
+
+def forest(terms: pd.DataFrame, title: str) -> bytes:
+    """Interquartile contrasts (percentage points) with 95% CIs: one row per property, one marker per fit."""
+    plt = _pyplot()
+    labels = sorted(terms["label"].unique())
+    properties = list(dict.fromkeys(terms["term"]))
+    figure, axis = plt.subplots(figsize=(6.4, 0.9 + 0.5 * len(properties) * max(1, len(labels)) / 2))
+    step = 0.8 / max(1, len(labels))
+    for offset, label in enumerate(labels):
+        rows = terms[terms["label"] == label].set_index("term")
+        ys, xs, lows, highs = [], [], [], []
+        for position, name in enumerate(properties):
+            if name in rows.index and pd.notna(rows.loc[name, "contrast_pp"]):
+                ys.append(position + offset * step - 0.4 + step / 2)
+                xs.append(float(rows.loc[name, "contrast_pp"]))
+                lows.append(float(rows.loc[name, "contrast_low"]))
+                highs.append(float(rows.loc[name, "contrast_high"]))
+        if xs:
+            errors = [np.subtract(xs, lows), np.subtract(highs, xs)]
+            axis.errorbar(xs, ys, xerr=errors, fmt="o", capsize=3, label=str(label))
+    axis.axvline(0, color="grey", linewidth=0.8)
+    axis.set_yticks(range(len(properties)), properties)
+    axis.invert_yaxis()
+    axis.set_xlabel("interquartile contrast (percentage points)")
+    axis.set_title(title, fontsize=10)
+    axis.legend(fontsize=7)
+    return _png(figure)
+
+
+def bars(table: pd.DataFrame, category: str, value: str, title: str, colors: dict[str, str]) -> bytes:
+    """A value per category, one bar group per model (RECON failure modes)."""
+    plt = _pyplot()
+    categories = sorted(table[category].unique())
+    models = sorted(table["model"].unique())
+    figure, axis = plt.subplots(figsize=(1.5 + 1.1 * len(categories), 3.6))
+    width = 0.8 / max(1, len(models))
+    for offset, model in enumerate(models):
+        rows = table[table["model"] == model].set_index(category)
+        heights = [float(rows.loc[c, value]) if c in rows.index else 0.0 for c in categories]
+        axis.bar(np.arange(len(categories)) + offset * width - 0.4 + width / 2, heights, width, label=str(model),
+                 color=colors.get(str(model)))
+    axis.set_xticks(range(len(categories)), categories, rotation=25, ha="right", fontsize=8)
+    axis.set_ylabel(value.replace("_", " "))
+    axis.set_title(title, fontsize=10)
+    axis.legend(fontsize=7)
+    return _png(figure)

@@ -1,0 +1,186 @@
+"""Rendering a report's sections: CSV, Markdown, one self-contained HTML page (figures embedded as data URIs, no
+network, no script), the terminal summary, and writing it all into the report folder without touching files the
+report did not write."""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import shutil
+import tempfile
+from html import escape
+from pathlib import Path
+
+import pandas as pd
+
+from .. import __version__
+from ..core.files import atomic_output
+
+MANIFEST = ".lurch-report.json"
+LONG_TABLE = 40  # rows beyond which an HTML table is folded into <details>
+
+
+def _cell(value: object) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, float):
+        if math.isinf(value):
+            return "none" if value > 0 else "-inf"
+        return f"{value:.0f}" if value.is_integer() and abs(value) >= 1000 else f"{value:.3f}"
+    return str(value)
+
+
+def _display(table: pd.DataFrame) -> pd.DataFrame:
+    """CI columns folded into their metric: ``0.812 [0.750, 0.870]``."""
+    shown = {}
+    for column in table.columns:
+        if column.endswith(("_lo", "_hi")) and column[:-3] in table.columns:
+            continue
+        if f"{column}_lo" in table.columns and f"{column}_hi" in table.columns:
+            shown[column] = [
+                f"{_cell(v)} [{_cell(lo)}, {_cell(hi)}]" if _cell(lo) else _cell(v)
+                for v, lo, hi in zip(table[column], table[f"{column}_lo"], table[f"{column}_hi"], strict=True)]
+        else:
+            shown[column] = [_cell(v) for v in table[column]]
+    return pd.DataFrame(shown, columns=list(shown))
+
+
+def markdown_table(table: pd.DataFrame) -> str:
+    if table.empty:
+        return "(none)"
+    shown = _display(table)
+    lines = ["| " + " | ".join(shown.columns) + " |", "|" + "---|" * len(shown.columns)]
+    lines += ["| " + " | ".join(row) + " |" for row in shown.itertuples(index=False, name=None)]
+    return "\n".join(lines)
+
+
+def render_markdown(sections, notes: tuple[str, ...]) -> str:
+    parts = ["# lurch report", ""]
+    parts += [f"- note: {note}" for note in notes]
+    for section in sections:
+        parts += ["", f"## {section.title}", "", section.intro]
+        parts += [f"- note: {note}" for note in section.notes]
+        for name, table in section.tables:
+            parts += ["", f"### {name}", "", markdown_table(table)]
+        for figure in section.figures:
+            parts += ["", f"![{figure.caption}](figures/{figure.name}.png)"]
+    return "\n".join(parts) + "\n"
+
+
+def short_summary(sections) -> str:
+    """The per-model table only: what a terminal should show."""
+    for section in sections:
+        for name, table in section.tables:
+            if name == "summary_models":
+                return markdown_table(table[table["family"] == "all"].drop(columns=["family"]))
+    return ""
+
+
+_STYLE = """
+body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #1d1d1f; padding: 0 1em; }
+h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ddd; padding-bottom: .2em; margin-top: 2em; }
+table { border-collapse: collapse; margin: .6em 0 1.2em; font-size: 12.5px; }
+th, td { border: 1px solid #ddd; padding: 3px 7px; text-align: right; }
+th { background: #f4f4f6; } td:first-child, th:first-child { text-align: left; }
+figure { margin: 1em 0; } figure img { max-width: 100%; border: 1px solid #eee; }
+figcaption { color: #555; font-size: 12.5px; } .note { color: #8a5300; } nav a { margin-right: 1em; }
+details summary { cursor: pointer; color: #0b5cad; }
+"""
+
+
+def _html_table(name: str, table: pd.DataFrame) -> str:
+    if table.empty:
+        return f"<p><code>{escape(name)}</code>: no rows.</p>"
+    shown = _display(table)
+    head = "".join(f"<th>{escape(str(c))}</th>" for c in shown.columns)
+    body = "".join("<tr>" + "".join(f"<td>{escape(v)}</td>" for v in row) + "</tr>"
+                   for row in shown.itertuples(index=False, name=None))
+    html = (f'<table id="table-{escape(name)}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+            f'<p><a href="{escape(name)}.csv">{escape(name)}.csv</a></p>')
+    if len(shown) > LONG_TABLE:
+        return f"<details><summary>{escape(name)} ({len(shown)} rows)</summary>{html}</details>"
+    return f"<h3>{escape(name)}</h3>{html}"
+
+
+def render_html(sections, notes: tuple[str, ...], options) -> str:
+    stamp = json.dumps({"reps": options.reps, "seed": options.seed, "onset_margin": options.onset_margin,
+                        "effective_fraction": options.effective_fraction})
+    parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+             '<meta name="viewport" content="width=device-width, initial-scale=1">',
+             "<title>lurch report</title>", f"<style>{_STYLE}</style></head><body>",
+             "<h1>lurch report</h1>",
+             f"<p>lurch-tasks {escape(__version__)}; options {escape(stamp)}.</p>",
+             "<nav>" + "".join(f'<a href="#{s.key}">{escape(s.title)}</a>' for s in sections) + "</nav>"]
+    parts += [f'<p class="note">note: {escape(note)}</p>' for note in notes]
+    for section in sections:
+        parts.append(f'<section id="{section.key}"><h2>{escape(section.title)}</h2><p>{escape(section.intro)}</p>')
+        parts += [f'<p class="note">note: {escape(note)}</p>' for note in section.notes]
+        for figure in section.figures:
+            data = base64.b64encode(figure.png).decode("ascii")
+            parts.append(f'<figure><img src="data:image/png;base64,{data}" alt="{escape(figure.caption)}">'
+                         f"<figcaption>{escape(figure.caption)}</figcaption></figure>")
+        parts += [_html_table(name, table) for name, table in section.tables]
+        parts.append("</section>")
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def _outputs(sections, markdown: str, html: str) -> dict[str, bytes]:
+    files: dict[str, bytes] = {"summary.md": markdown.encode("utf-8"), "report.html": html.encode("utf-8")}
+    for section in sections:
+        for name, table in section.tables:
+            files[f"{name}.csv"] = table.to_csv(index=False).encode("utf-8")
+        for figure in section.figures:
+            files[f"figures/{figure.name}.png"] = figure.png
+    return files
+
+
+def check_out_folder(out: Path, overwrite: bool) -> None:
+    """A report goes into a new or empty folder, or (with ``overwrite``) one that ``lurch report`` wrote."""
+    if out.exists() and not out.is_dir():
+        raise NotADirectoryError(f"--out: {str(out)!r} is a file; allowed: a folder")
+    if out.is_dir() and any(out.iterdir()):
+        if not overwrite:
+            raise FileExistsError(f"--out: {str(out)!r} is not empty; allowed: a new folder, or --overwrite (replaces "
+                                  "only the report's own files)")
+        if not (out / MANIFEST).is_file():
+            raise FileExistsError(f"--out: {str(out)!r} was not written by lurch report (no {MANIFEST}); allowed: a "
+                                  "new or empty folder, or a folder lurch report wrote")
+
+
+def write_files(out: Path, sections, markdown: str, html: str) -> None:
+    """A new folder appears with one rename (a staging folder beside it, removed on failure); an existing report
+    folder has each of its own files replaced atomically and its own stale files removed, nothing else touched."""
+    files = _outputs(sections, markdown, html)
+    manifest = {"written_by": f"lurch-tasks {__version__}", "files": sorted(files)}
+    files[MANIFEST] = (json.dumps(manifest, indent=2) + "\n").encode("utf-8")
+    if out.is_dir() and any(out.iterdir()):
+        _replace_own(out, files)
+        return
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".lurch-tmp", dir=out.parent))
+    try:
+        for name, data in files.items():
+            (staging / name).parent.mkdir(parents=True, exist_ok=True)
+            (staging / name).write_bytes(data)
+        if out.is_dir():
+            out.rmdir()  # empty: checked above
+        staging.rename(out)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _replace_own(out: Path, files: dict[str, bytes]) -> None:
+    previous = json.loads((out / MANIFEST).read_text(encoding="utf-8")).get("files", [])
+    foreign = [name for name in sorted(files) if name != MANIFEST and (out / name).exists() and name not in previous]
+    if foreign:
+        raise FileExistsError(f"--out: {str(out / foreign[0])!r} was not written by lurch report; allowed: move it "
+                              "away, or another --out folder")
+    for name, data in files.items():
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        with atomic_output(out / name, binary=True) as handle:
+            handle.write(data)
+    for name in previous:
+        if name not in files and (out / name).is_file():
+            (out / name).unlink()
