@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from lurch_tasks.scoring.judge import judge_messages, parse_judge_spec, parse_verdict
@@ -51,7 +52,7 @@ def test_report_tabulates_recon_per_category_domain_and_format(runs, tmp_path):
     formats = _csv(tmp_path / "r" / "recon_category_format.csv")
     assert {r["format"] for r in formats} == {"mcq_single", "integer", "ordering", "free_form"}
     assert all(int(r["n"]) == 2 for r in formats)  # one case per domain, one question per quota slot
-    assert "## recon_category_domain" in (tmp_path / "r" / "summary.md").read_text()
+    assert "### recon_category_domain" in (tmp_path / "r" / "summary.md").read_text()
     again = run("report", str(runs / "lurch-solver"), "--out", str(tmp_path / "r"))
     assert again.returncode == 2 and "is not empty" in again.stderr
 
@@ -81,21 +82,23 @@ def test_judge_spec_and_verdicts():
 def test_the_judge_regrades_free_form_through_a_real_model_on_loopback(runs, tmp_path):
     from chat_server import ChatServer
 
-    from lurch_tasks.analysis.report import read_samples, scored, write_report
+    from lurch_tasks.analysis.frame import Loaded, score_sample
+    from lurch_tasks.analysis.report import Options, write_report
+    from lurch_tasks.analysis.runs import find_runs, iter_samples
     from lurch_tasks.scoring.judge import JudgeConfig
 
-    samples = [s for s in read_samples([runs / "lurch-solver"]) if s.doc["answer_format"] == "free_form"]
+    samples = [s for s in iter_samples(find_runs([runs / "lurch-solver"])) if s.doc["answer_format"] == "free_form"]
     assert len(samples) == 2
     server = ChatServer()
     with server as url:
-        rows = scored(samples, JudgeConfig(url, "smollm2", timeout=120))
+        rows = [score_sample(sample, JudgeConfig(url, "smollm2", timeout=120)) for sample in samples]
     assert len(server.requests) == 2 and server.requests[0]["model"] == "smollm2"
     assert len(server.replies) == 2 and all(isinstance(reply, str) for reply in server.replies)  # it answered
     assert [r["judge"] for r in rows] == [parse_verdict(reply) for reply in server.replies]
     assert all(r["score"] == 1.0 for r in rows)  # the deterministic key-fact grade is unchanged
-    summary = write_report(rows, tmp_path / "judged")
+    write_report(Loaded(pd.DataFrame(rows), ()), tmp_path / "judged", Options(reps=50))
     judged = _csv(tmp_path / "judged" / "free_form_judge.csv")
     assert judged[0]["key_fact_score"] == "1.0" and int(judged[0]["n"]) == 2
-    assert "free_form_judge" in summary
-    unreachable = scored(samples[:1], JudgeConfig("http://127.0.0.1:9/v1", "x", timeout=2))
-    assert unreachable[0]["judge"] is None  # a dead endpoint is no verdict, not an error
+    assert "free_form_judge" in (tmp_path / "judged" / "summary.md").read_text()
+    unreachable = score_sample(samples[0], JudgeConfig("http://127.0.0.1:9/v1", "x", timeout=2))
+    assert unreachable["judge"] is None  # a dead endpoint is no verdict, not an error

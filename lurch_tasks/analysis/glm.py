@@ -184,6 +184,13 @@ def lurch_glm(frame: pd.DataFrame, *, standardize: bool = True) -> GlmReport:
                      per_model=tuple(per_model(frame, standardize=standardize)))
 
 
+def fit_table(fit: GlmFit) -> list[dict]:
+    """Plain rows of one fit's terms; an interaction fit adds ``p_holm`` and its length-by-property rows."""
+    if fit.spec == "interactions":
+        return _term_rows(fit, holm=True) + _length_rows(fit)
+    return _term_rows(fit, holm=False)
+
+
 def build_design(frame: pd.DataFrame, *, standardize: bool = True, interactions: bool = False) -> Design:
     """The model matrix the fits use: cleaned rows, kept columns and the notes on what was dropped.
 

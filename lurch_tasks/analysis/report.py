@@ -293,18 +293,15 @@ def judge_section(frame: pd.DataFrame, options: Options) -> Section | None:
 
 
 def glm_section(frame: pd.DataFrame, options: Options) -> Section:
-    try:
-        from .glm import glm_tables
-    except ImportError:  # TEMP until the GLM module lands
-        return Section("glm", "LURCH GLM", "pending")
     tables, notes = glm_tables(frame)
     figures = []
-    main = tables.get("glm_main")
-    if main is not None and not main.empty:
-        properties = main[main["kind"] == "property"]
-        if not properties.empty:
+    contrasts = pd.concat([tables["glm_main"], tables["glm_per_model"]], ignore_index=True)
+    if not contrasts.empty:
+        properties = contrasts[contrasts["kind"] == "property"]
+        if properties["contrast_pp"].notna().any():
             figures.append(Figure("glm_contrasts", "Interquartile contrasts of each property (percentage points, "
-                                  "95% CI), all models and per model.", plots.forest(properties, "LURCH GLM")))
+                                  "95% CI): all models together, and each model alone.",
+                                  plots.forest(properties, "LURCH GLM: interquartile contrasts")))
     return Section("glm", "LURCH GLM",
                    "Fractional logit (binomial family, logit link; the response is the score clipped to [0, 1]) with "
                    "standardised log predictors (context length, evidence scope, evidence dispersion, reasoning "
@@ -315,6 +312,21 @@ def glm_section(frame: pd.DataFrame, options: Options) -> Section:
                    "4,096 tokens, scope 1%, dispersion 0.5, depth 2) give coefficients on the scale lurch-simulated "
                    "takes.",
                    tables=tuple(tables.items()), figures=tuple(figures), notes=tuple(notes))
+
+
+def glm_tables(frame: pd.DataFrame) -> tuple[dict[str, pd.DataFrame], list[str]]:
+    """The paper's standardised fits (all models, interactions, per model) and the raw-scale fits, as tables; and
+    every fit's notes (terms dropped, fits skipped), one line each."""
+    from .glm import fit_interactions, fit_main, fit_table, lurch_glm
+
+    report = lurch_glm(frame)
+    raw_main, raw_interactions = fit_main(frame, standardize=False), fit_interactions(frame, standardize=False)
+    rows = report.tables()
+    tables = {name: pd.DataFrame(rows[name]) for name in ("glm_main", "glm_interactions", "glm_per_model", "glm_fits")}
+    tables["glm_raw_main"] = pd.DataFrame(fit_table(raw_main))
+    tables["glm_raw_interactions"] = pd.DataFrame(fit_table(raw_interactions))
+    notes = [f"{row['label']} ({row['fit']}): {row['note']}" for row in rows["glm_notes"]]
+    return tables, notes
 
 
 SECTIONS: tuple[Callable[[pd.DataFrame, Options], Section | None], ...] = (

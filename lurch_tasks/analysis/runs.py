@@ -86,7 +86,7 @@ def find_runs(run_dirs: Iterable[Path]) -> list[Run]:
                 entry["samples"].append(path)
         if not found:
             raise ValueError(f"RUN_DIR: no lm-eval results_*.json or samples_*.jsonl under {str(root)!r}; allowed: "
-                             "an lm-eval --output_path folder")
+                             "the --output_path folder of an lm-eval run made with --log_samples")
         with_samples = [(key, entry) for key, entry in sorted(found.items()) if entry["samples"]]
         if not with_samples:
             raise ValueError(f"RUN_DIR: {str(root)!r} has lm-eval results but no samples_*.jsonl; allowed: a run "
