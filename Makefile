@@ -1,5 +1,5 @@
 # Two commands for a newcomer on a fresh machine:
-#   make demo   materialize a small benchmark and evaluate the built-in baselines on it through lm-eval
+#   make demo   a small slice of every family through lm-eval for three built-in models, then one HTML report
 #   make test   install everything the tests need and run them
 PYTHON ?= python3
 VENV ?= .venv
@@ -15,18 +15,35 @@ $(BIN)/python:
 	$(BIN)/pip install --quiet --upgrade pip
 
 install: $(BIN)/python
-	$(BIN)/pip install --quiet .
+	$(BIN)/pip install --quiet ".[report]"
 
 install-dev: $(BIN)/python
 	$(BIN)/pip install --quiet "$(TORCH_SPEC)"
 	$(BIN)/pip install --quiet -e ".[dev,hf]"
 
+# One small slice of every family, the flagship umbrella `memory_drift` through lm-eval for three models (the reference
+# solver, the chance baseline, and lurch-simulated with known effects), then one report (lm-eval's own tables go to
+# demo_out/runs/*.log). About 80 s after the install.
+DEMO_CONFIGS := find_the_origin find_the_origin_random memory_drift_edge memory_drift_subgraph memory_drift_clique \
+	implicit_hop_depth implicit_hop_scope implicit_hop_dispersion implicit_hop_length implicit_hop_grid \
+	implicit_hop_compare implicit_hop_count
+DEMO_EVAL = $(BIN)/lurch eval --tasks memory_drift --metadata '{"dataset_path": "$(DEMO)/data"}' --log_samples
+
 demo: install
 	rm -rf $(DEMO)
-	$(BIN)/lurch materialize --config find_the_origin --limit 64 --out $(DEMO)/data
+	$(BIN)/lurch materialize --quiet --limit 6 --out $(DEMO)/data $(addprefix --config ,$(DEMO_CONFIGS))
+	$(BIN)/lurch materialize --quiet --limit 16 --out $(DEMO)/data --config recon_all   # one whole case: 16 questions
 	$(BIN)/lurch validate $(DEMO)/data --quiet
-	$(BIN)/lurch eval --model lurch-solver --tasks find_the_origin --metadata '{"dataset_path": "$(DEMO)/data"}' --output_path $(DEMO)/results
-	$(BIN)/lurch eval --model lurch-random --tasks find_the_origin --metadata '{"dataset_path": "$(DEMO)/data"}' --output_path $(DEMO)/results
+	mkdir -p $(DEMO)/runs
+	$(DEMO_EVAL) --model lurch-solver --output_path $(DEMO)/runs/solver > $(DEMO)/runs/solver.log 2>&1 \
+		|| { tail -n 20 $(DEMO)/runs/solver.log; exit 1; }
+	$(DEMO_EVAL) --model lurch-random --output_path $(DEMO)/runs/random > $(DEMO)/runs/random.log 2>&1 \
+		|| { tail -n 20 $(DEMO)/runs/random.log; exit 1; }
+	$(DEMO_EVAL) --model lurch-simulated --model_args intercept=1.5,depth=-0.8,length=-0.6,answer_seed=1 \
+		--output_path $(DEMO)/runs/simulated > $(DEMO)/runs/simulated.log 2>&1 \
+		|| { tail -n 20 $(DEMO)/runs/simulated.log; exit 1; }
+	$(BIN)/lurch report $(DEMO)/runs/solver $(DEMO)/runs/random $(DEMO)/runs/simulated --out $(DEMO)/report --quiet
+	@echo "open $(DEMO)/report/report.html in a browser (one self-contained page)"
 
 test: install-dev
 	$(BIN)/ruff check .

@@ -84,6 +84,7 @@ def _cases(tmp: Path) -> dict[str, list[str]]:
 # Cases that run lm-eval until our task loader or model rejects the input.
 EVAL_CASES = {
     "eval seed model arg not a number": [*EVAL, "--model_args", "seed=abc"],
+    "eval answer_seed not a number": [*EVAL, "--model_args", "answer_seed=abc"],
     "eval unknown model arg": [*EVAL, "--model_args", "device=cuda:7"],
     "eval metadata seed float": [*EVAL, "--metadata", '{"seed": 1.7}'],
     "eval metadata seed bool": [*EVAL, "--metadata", '{"seed": true}'],

@@ -69,7 +69,8 @@ def test_report_has_every_section_table_and_figure(report):
     assert len(models) == 3 and "lurch-solver" in models and "lurch-random" in models
     assert any(model.startswith("hf") for model in models)
     solver = summary["lurch-solver", "all"]
-    assert float(solver["score"]) == 1.0 and float(solver["memory_drift"]) == 0.0 and int(solver["n"]) == 4 * len({r["task"] for r in _csv(report / "by_task.csv")})
+    tasks = {r["task"] for r in _csv(report / "by_task.csv")}
+    assert float(solver["score"]) == 1.0 and float(solver["memory_drift"]) == 0.0 and int(solver["n"]) == 4 * len(tasks)
     random = summary["lurch-random", "all"]
     assert float(random["score_lo"]) <= float(random["score"]) <= float(random["score_hi"]) < 0.5
     onsets = _csv(report / "length_onset.csv")

@@ -36,7 +36,7 @@ def docs() -> list[dict]:
 
 
 def test_probability_is_the_logistic_of_the_stated_terms(docs):
-    model = SimulatedLM.create_from_arg_string("intercept=0.4,depth=-1.1,length:dispersion=0.3,seed=5")
+    model = SimulatedLM.create_from_arg_string("intercept=0.4,depth=-1.1,length:dispersion=0.3,answer_seed=5")
     for doc in docs:
         expected = logistic(linear_predictor(0.4, {"depth": -1.1, "length:dispersion": 0.3}, doc["difficulty"]))
         assert model.probability(doc) == pytest.approx(expected, abs=1e-12)
@@ -44,7 +44,7 @@ def test_probability_is_the_logistic_of_the_stated_terms(docs):
 
 def test_answers_are_solver_right_or_scored_wrong(docs):
     always = SimulatedLM.create_from_arg_string("intercept=60")
-    never = SimulatedLM.create_from_arg_string("intercept=-60,seed=3")
+    never = SimulatedLM.create_from_arg_string("intercept=-60,answer_seed=3")
     for doc in docs:
         family = get_family(doc["family"])
         assert family.score(doc, always.answer_doc(doc, doc["prompt"]))["score"] == 1.0
@@ -57,7 +57,8 @@ def test_model_arguments_are_checked():
     for args, message in (("colour=1", "'colour' is not an argument of SimulatedLM"),
                           ("depth=abc", "depth='abc' is not allowed"),
                           ("length:length=1", "'length:length' is not an argument"),
-                          ("seed=-1", "seed=-1 is not allowed")):
+                          ("answer_seed=-1", "answer_seed=-1 is not allowed"),
+                          ("seed=3", "'seed' would also set the docs' generation seed")):
         with pytest.raises(ValueError, match=message):
             SimulatedLM.create_from_arg_string(args)
 
@@ -75,7 +76,7 @@ def _coefficients(path: Path) -> dict[str, dict]:
 ])
 def test_the_report_recovers_the_simulated_coefficients(tmp_path, setting, terms, table):
     intercept = 0.3
-    args = ",".join([f"intercept={intercept}", "seed=7", *(f"{k}={v}" for k, v in terms.items())])
+    args = ",".join([f"intercept={intercept}", "answer_seed=7", *(f"{k}={v}" for k, v in terms.items())])
     done = run("eval", "--model", "lurch-simulated", "--model_args", args, "--tasks", "implicit_hop_grid",
                "--metadata", json.dumps({"num_samples": 6}), "--log_samples", "--output_path", str(tmp_path / "run"))
     assert done.returncode == 0, done.stderr[-3000:]

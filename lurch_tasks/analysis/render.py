@@ -82,7 +82,7 @@ body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1200p
 h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ddd; padding-bottom: .2em; margin-top: 2em; }
 table { border-collapse: collapse; margin: .6em 0 1.2em; font-size: 12.5px; }
 th, td { border: 1px solid #ddd; padding: 3px 7px; text-align: right; }
-th { background: #f4f4f6; } td:first-child, th:first-child { text-align: left; }
+th { background: #f4f4f6; } td:first-child, th:first-child, td.t { text-align: left; }
 figure { margin: 1em 0; } figure img { max-width: 100%; border: 1px solid #eee; }
 figcaption { color: #555; font-size: 12.5px; } .note { color: #8a5300; } nav a { margin-right: 1em; }
 details summary { cursor: pointer; color: #0b5cad; }
@@ -94,7 +94,9 @@ def _html_table(name: str, table: pd.DataFrame) -> str:
         return f"<p><code>{escape(name)}</code>: no rows.</p>"
     shown = _display(table)
     head = "".join(f"<th>{escape(str(c))}</th>" for c in shown.columns)
-    body = "".join("<tr>" + "".join(f"<td>{escape(v)}</td>" for v in row) + "</tr>"
+    text = [not pd.api.types.is_numeric_dtype(table[c]) and f"{c}_lo" not in table for c in shown.columns]
+    body = "".join("<tr>" + "".join(f'<td class="t">{escape(v)}</td>' if is_text else f"<td>{escape(v)}</td>"
+                                    for v, is_text in zip(row, text, strict=True)) + "</tr>"
                    for row in shown.itertuples(index=False, name=None))
     html = (f'<table id="table-{escape(name)}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
             f'<p><a href="{escape(name)}.csv">{escape(name)}.csv</a></p>')

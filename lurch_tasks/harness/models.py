@@ -36,11 +36,11 @@ def guess_prompt(prompt: str, seed: int) -> str:
 class _PromptOnlyLM(LM):
     """Generation-only baseline: log-likelihood requests make no sense for these tasks."""
 
-    def __init__(self, seed: int | str = 1234) -> None:
+    def __init__(self, answer_seed: int | str = 1234) -> None:
         super().__init__()
-        text = str(seed).strip()
-        if isinstance(seed, bool) or not text.lstrip("+").isdigit():
-            raise ValueError(f"model_args: seed={seed!r} is not allowed; allowed: a non-negative integer")
+        text = str(answer_seed).strip()
+        if isinstance(answer_seed, bool) or not text.lstrip("+").isdigit():
+            raise ValueError(f"model_args: answer_seed={answer_seed!r} is not allowed; allowed: a non-negative integer")
         self.seed = int(text)
 
     @classmethod
@@ -52,11 +52,12 @@ class _PromptOnlyLM(LM):
 
     @classmethod
     def create_from_arg_obj(cls, arg_dict: dict, additional_config: dict | None = None):
-        """Only ``seed`` is ours; lm-eval's own settings (batch size, device) mean nothing to a prompt-only
+        """Only ``answer_seed`` is ours; lm-eval's own settings (batch size, device) mean nothing to a prompt-only
         solver and are dropped; any other model argument is a typo."""
-        unknown = sorted(set(arg_dict) - {"seed"})
+        _refuse_seed(arg_dict)
+        unknown = sorted(set(arg_dict) - {"answer_seed"})
         if unknown:
-            raise ValueError(f"model_args: {unknown[0]!r} is not an argument of {cls.__name__}; allowed: seed")
+            raise ValueError(f"model_args: {unknown[0]!r} is not an argument of {cls.__name__}; allowed: answer_seed")
         return cls(**arg_dict)
 
     def answer(self, prompt: str) -> str:
@@ -95,8 +96,8 @@ class SimulatedLM(_PromptOnlyLM):
     It answers a doc correctly with probability ``logistic(intercept + sum(beta * term))``, the terms being the
     doc's LURCH properties on the raw scale of ``analysis.properties`` (centred natural logs): ``length``,
     ``scope``, ``dispersion``, ``depth``, or a product such as ``length:dispersion``. Coefficients come from
-    ``--model_args`` (``intercept=0.5,depth=-1.2,seed=3``; unnamed terms are 0). Whether a doc is answered
-    correctly is a seeded draw per (seed, doc id), so a run is reproducible and independent of doc order.
+    ``--model_args`` (``intercept=0.5,depth=-1.2,answer_seed=3``; unnamed terms are 0). Whether a doc is answered
+    correctly is a seeded draw per (answer_seed, doc id), so a run is reproducible and independent of doc order.
 
     A correct answer is the reference solver's. A wrong answer is the chance baseline's guess; a guess that
     happens to score above 0 is drawn again (up to 8 times, then the empty answer), so every doc's score is
@@ -107,8 +108,8 @@ class SimulatedLM(_PromptOnlyLM):
     # the terms it takes through **coefficients (so `lurch eval` knows them as model arguments, not task knobs)
     KEYWORD_ARGUMENTS = (*BY_NAME, *(f"{a}:{b}" for a in BY_NAME for b in BY_NAME if a != b))
 
-    def __init__(self, seed: int | str = 1234, intercept: float = 0.0, **coefficients: float) -> None:
-        super().__init__(seed)
+    def __init__(self, answer_seed: int | str = 1234, intercept: float = 0.0, **coefficients: float) -> None:
+        super().__init__(answer_seed)
         self.intercept = _number("intercept", intercept)
         for term in coefficients:
             check_term(term)
@@ -116,14 +117,16 @@ class SimulatedLM(_PromptOnlyLM):
 
     @classmethod
     def create_from_arg_obj(cls, arg_dict: dict, additional_config: dict | None = None):
+        _refuse_seed(arg_dict)
         for key in arg_dict:
-            if key not in ("seed", "intercept"):
+            if key not in ("answer_seed", "intercept"):
                 try:
                     check_term(str(key))
                 except ValueError:
                     terms = ", ".join(BY_NAME)
-                    raise ValueError(f"model_args: {key!r} is not an argument of {cls.__name__}; allowed: seed, "
-                                     f"intercept, {terms} or a product such as length:dispersion") from None
+                    raise ValueError(f"model_args: {key!r} is not an argument of {cls.__name__}; allowed: "
+                                     f"answer_seed, intercept, {terms} or a product such as length:dispersion"
+                                     ) from None
         return cls(**arg_dict)
 
     def probability(self, doc: dict) -> float:
@@ -143,6 +146,14 @@ class SimulatedLM(_PromptOnlyLM):
     def generate_until(self, requests, disable_tqdm: bool = False) -> list[str]:
         return [self.answer_doc(req.doc, req.args[0]) for req in tqdm(requests, disable=disable_tqdm,
                                                                        desc=type(self).__name__)]
+
+
+def _refuse_seed(arg_dict: dict) -> None:
+    """lm-eval merges ``--model_args`` into every task's metadata, where ``seed`` is the docs' generation seed: a
+    model argument of that name would silently evaluate other docs, so the models' own draws use ``answer_seed``."""
+    if "seed" in arg_dict:
+        raise ValueError("model_args: 'seed' would also set the docs' generation seed (lm-eval passes model "
+                         "arguments to the tasks); allowed: answer_seed=N for the model's own random draws")
 
 
 def _number(name: str, value: object) -> float:

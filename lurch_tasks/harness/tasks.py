@@ -215,16 +215,18 @@ def _checked_cache_dir(folder: Path, task_name: str) -> Path:
     return Path(datasets.config.HF_DATASETS_CACHE) / "lurch-stored" / key
 
 
-def process_results(doc: dict, results: list[str]) -> dict[str, float | None]:
+def process_results(doc: dict, results: list[str], task_name: str | None = None) -> dict[str, float | None]:
     """Headline metrics plus every per-bin variant of the doc's config (``score@4096``, ``score@d=-5``): the
     doc's own bins carry its values, the others None, so each bin is averaged over its own docs (bin_mean)
-    while every metric counts the same docs (lm-eval weights groups by one count per task)."""
+    while every metric counts the same docs (lm-eval weights groups by one count per task). ``task_name`` is the
+    lm-eval task whose YAML declares the bins (default: the doc's own task; they differ when a view such as
+    recon_cascade reads rows stored under recon_all)."""
     output = results[0] if results else ""
     family = get_family(doc["family"])
     metrics = family.score(doc, output if isinstance(output, str) else str(output))
     out: dict[str, float | None] = {name: float(metrics[name]) for name in (*HEADLINE_METRICS, *family.extra_metrics)}
     own = set(family.bin_keys(doc).values())
-    for suffix in _bin_names(doc):
+    for suffix in _bin_names(doc, task_name or doc["task"]):
         for name in BINNED_METRICS:
             out[f"{name}@{suffix}"] = out[name] if suffix in own else None
     for suffix in own:  # undeclared bins of an overridden config: reported by their own docs only
@@ -236,16 +238,16 @@ def process_results(doc: dict, results: list[str]) -> dict[str, float | None]:
 _BIN_NAMES: dict[tuple[str, str, str], tuple[str, ...]] = {}
 
 
-def _bin_names(doc: dict) -> tuple[str, ...]:
+def _bin_names(doc: dict, task_name: str) -> tuple[str, ...]:
     """The bins reported for every doc: those of the doc's config that the task's YAML declares (with
     bin_mean). A bin only an overridden config has (``max_seq_lengths=[1536]``) is undeclared, so lm-eval
     averages it with its default mean: it is reported by its own docs only, never padded with None."""
-    key = (doc["family"], doc["task"], doc["config_hash"])
+    key = (doc["family"], task_name, doc["config_hash"])
     if key not in _BIN_NAMES:
         family = get_family(doc["family"])
         config = config_from_mapping(family.config_type, json.loads(doc["params"])["config"])
         try:
-            declared = set(family.bin_names(get_task(doc["task"]).config))
+            declared = set(family.bin_names(get_task(task_name).config))
         except ValueError:  # a config that is not registered: no YAML declares its bins
             declared = set()
         _BIN_NAMES[key] = tuple(name for name in family.bin_names(config) if name in declared)
@@ -266,7 +268,8 @@ def doc_to_target(doc: dict) -> str:
     return doc["answer_text"]
 
 
-# One custom_dataset entry point per registered task (lm-eval's `!function` needs a named callable).
+# One custom_dataset and one process_results entry point per registered task (lm-eval's `!function` needs a named
+# callable, and process_results must know which task's YAML declared the bins).
 def _make_loader(task_name: str):
     def loader(**metadata: Any) -> dict[str, Any]:
         return build_docs(task_name, **metadata)
@@ -275,9 +278,18 @@ def _make_loader(task_name: str):
     return loader
 
 
+def _make_scorer(task_name: str):
+    def scorer(doc: dict, results: list[str]) -> dict[str, float | None]:
+        return process_results(doc, results, task_name)
+
+    scorer.__name__ = scorer.__qualname__ = f"process_results_{task_name}"
+    return scorer
+
+
 def __getattr__(name: str):
-    if name.startswith("load_"):
-        task_name = name[len("load_") :]
-        get_task(task_name)  # raises a clear error for an unknown task
-        return _make_loader(task_name)
+    for prefix, make in (("load_", _make_loader), ("process_results_", _make_scorer)):
+        if name.startswith(prefix):
+            task_name = name[len(prefix):]
+            get_task(task_name)  # raises a clear error for an unknown task
+            return make(task_name)
     raise AttributeError(name)

@@ -48,7 +48,7 @@ def task_yaml(task: Task) -> dict:
         "test_split": "test",
         "doc_to_text": _function("doc_to_text"),
         "doc_to_target": _function("doc_to_target"),
-        "process_results": _function("process_results"),
+        "process_results": _function(f"process_results_{task.name}"),
         "generation_kwargs": {"until": list(END_OF_TURN), "max_gen_toks": family.max_gen_toks(task.config),
                               "do_sample": False, "temperature": 0.0},
         "repeats": 1,
