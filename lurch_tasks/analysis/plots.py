@@ -28,7 +28,7 @@ def _pyplot():
 
 def _png(figure) -> bytes:
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight", metadata={"Software": None})
+    figure.savefig(buffer, format="png", dpi=100, metadata={"Software": None})
     _pyplot().close(figure)
     return buffer.getvalue()
 
@@ -48,19 +48,22 @@ def _figure_legend(figure, colors: dict[str, str]) -> None:
     from matplotlib.lines import Line2D
 
     handles = [Line2D([], [], color=color, marker="o", label=model) for model, color in colors.items()]
-    figure.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(4, len(handles)),
-                  fontsize=8, frameon=False)
+    figure.legend(handles=handles, loc="outside lower center", ncol=min(4, len(handles)), fontsize=8, frameon=False)
 
 
-def _length_axis(axis) -> None:
+def _length_axis(axis, lengths) -> None:
+    """A log2 length axis ticked at the bins only ("2k", "16k"): readable, and cheap to lay out."""
+    ticks = sorted({int(n) for n in lengths})
     axis.set_xscale("log", base=2)
-    axis.set_xlabel("context length (tokens, bin)")
+    axis.set_xticks(ticks, [f"{n / 1024:g}k" if n >= 1024 else str(n) for n in ticks])
+    axis.minorticks_off()
+    axis.set_xlabel("context length (tokens)")
 
 
 def graph_panels(curves: pd.DataFrame, task: str, model: str) -> bytes:
     """Memory drift, precision, recall and F1 against context length, one line per density (paper figs 4-7)."""
     plt = _pyplot()
-    figure, axes = plt.subplots(1, 4, figsize=(16, 3.8), sharex=True)
+    figure, axes = plt.subplots(1, 4, figsize=(16, 3.8), sharex=True, layout="constrained")
     rows = curves[(curves["task"] == task) & (curves["model"] == model)]
     for axis, (metric, title) in zip(axes, GRAPH_METRICS, strict=True):
         for density, group in rows.groupby("connections", sort=True):
@@ -69,10 +72,9 @@ def graph_panels(curves: pd.DataFrame, task: str, model: str) -> bytes:
                   f"{density} per prompt")
         axis.set_title(title)
         axis.set_ylim(-0.02, 1.02)
-        _length_axis(axis)
+        _length_axis(axis, rows["length"])
     axes[0].legend(title="connections", fontsize=8)
     figure.suptitle(f"{task} — {model}")
-    figure.tight_layout()
     return _png(figure)
 
 
@@ -81,7 +83,7 @@ def radar(summary: pd.DataFrame, task: str, colors: dict[str, str]) -> bytes:
     plt = _pyplot()
     labels = [title.split(" (")[0] for _, title in GRAPH_METRICS]
     angles = [2 * math.pi * i / len(labels) for i in range(len(labels))]
-    figure = plt.figure(figsize=(4.6, 4.6))
+    figure = plt.figure(figsize=(4.8, 5.2), layout="constrained")
     axis = figure.add_subplot(projection="polar")
     for _, row in summary[summary["task"] == task].sort_values("model").iterrows():
         values = [float(row[metric]) for metric, _ in GRAPH_METRICS]
@@ -103,7 +105,8 @@ def length_curves(curves: pd.DataFrame, metric: str, colors: dict[str, str], ons
     tasks = sorted(curves["task"].unique())
     columns = min(3, len(tasks))
     rows_n = math.ceil(len(tasks) / columns)
-    figure, axes = plt.subplots(rows_n, columns, figsize=(5.2 * columns, 3.4 * rows_n), squeeze=False)
+    figure, axes = plt.subplots(rows_n, columns, figsize=(5.2 * columns, 3.4 * rows_n + 0.6), squeeze=False,
+                                layout="constrained")
     for axis, task in zip(axes.flat, tasks, strict=False):
         for model, group in curves[curves["task"] == task].groupby("model", sort=True):
             group = group.sort_values("length")
@@ -115,12 +118,11 @@ def length_curves(curves: pd.DataFrame, metric: str, colors: dict[str, str], ons
                     axis.axvline(float(mark.iloc[0]["drift_onset"]), linestyle=":", color=colors.get(str(model)))
         axis.set_title(task, fontsize=10)
         axis.set_ylim(-0.02, 1.02)
-        _length_axis(axis)
+        _length_axis(axis, curves.loc[curves["task"] == task, "length"])
     for axis in list(axes.flat)[len(tasks):]:
         axis.set_visible(False)
     figure.suptitle(metric.replace("_", " ") + " vs context length" + (" (dotted: drift onset)" if onsets is not None
                                                                        else ""))
-    figure.tight_layout()
     _figure_legend(figure, colors)
     return _png(figure)
 
@@ -129,11 +131,12 @@ def heatmap(cells: pd.DataFrame, title: str, value: str = "accuracy") -> bytes:
     """Find the Origin: accuracy over d (rows) x context length (columns)."""
     plt = _pyplot()
     table = cells.pivot_table(index="d", columns="length", values=value, aggfunc="mean").sort_index()
-    figure, axis = plt.subplots(figsize=(1.2 + 0.9 * len(table.columns), 0.9 + 0.28 * len(table.index)))
+    figure, axis = plt.subplots(figsize=(2.2 + 0.9 * len(table.columns), 1.4 + 0.28 * len(table.index)),
+                                layout="constrained")
     image = axis.imshow(table.to_numpy(dtype=float), aspect="auto", vmin=0, vmax=1, cmap="viridis")
-    axis.set_xticks(range(len(table.columns)), [str(c) for c in table.columns])
+    axis.set_xticks(range(len(table.columns)), [f"{c / 1024:g}k" if c >= 1024 else str(c) for c in table.columns])
     axis.set_yticks(range(len(table.index)), [str(i) for i in table.index])
-    axis.set_xlabel("context length (tokens, bin)")
+    axis.set_xlabel("context length (tokens)")
     axis.set_ylabel("d")
     axis.set_title(title, fontsize=10)
     figure.colorbar(image, ax=axis, label=value)
@@ -145,7 +148,7 @@ def axis_curves(table: pd.DataFrame, x: str, y: str, title: str, xlabel: str, co
     """A metric against one property, one line per model (colour) and task (line style, when several tasks vary
     the property: RECON chain length, an ImplicitHop axis)."""
     plt = _pyplot()
-    figure, axis = plt.subplots(figsize=(5.6, 3.6))
+    figure, axis = plt.subplots(figsize=(5.6, 3.6), layout="constrained")
     tasks = sorted(table["task"].unique()) if "task" in table else [None]
     styles = dict(zip(tasks, ("-", "--", ":", "-."), strict=False))
     for (model, task), group in table.assign(task=table.get("task")).groupby(["model", "task"], sort=True,
@@ -157,7 +160,7 @@ def axis_curves(table: pd.DataFrame, x: str, y: str, title: str, xlabel: str, co
         if np.isfinite(group[f"{y}_lo"].to_numpy(dtype=float)).any():
             axis.fill_between(group[x], group[f"{y}_lo"], group[f"{y}_hi"], alpha=0.12, color=line.get_color())
     if log_x:
-        axis.set_xscale("log", base=2)
+        _length_axis(axis, table[x])
     axis.set_xlabel(xlabel)
     axis.set_ylabel(y.replace("_", " "))
     axis.set_ylim(-0.02 if table[y].min() >= 0 else None, 1.02)
@@ -166,12 +169,13 @@ def axis_curves(table: pd.DataFrame, x: str, y: str, title: str, xlabel: str, co
     return _png(figure)
 
 
-def forest(terms: pd.DataFrame, title: str) -> bytes:
+def forest(terms: pd.DataFrame, title: str, colors: dict[str, str]) -> bytes:
     """Interquartile contrasts (percentage points) with 95% CIs: one row per property, one marker per fit."""
     plt = _pyplot()
     labels = sorted(terms["label"].unique())
     properties = list(dict.fromkeys(terms["term"]))
-    figure, axis = plt.subplots(figsize=(6.4, 0.9 + 0.5 * len(properties) * max(1, len(labels)) / 2))
+    figure, axis = plt.subplots(figsize=(6.4, 1.2 + 0.5 * len(properties) * max(1, len(labels)) / 2),
+                                layout="constrained")
     step = 0.8 / max(1, len(labels))
     for offset, label in enumerate(labels):
         rows = terms[terms["label"] == label].set_index("term")
@@ -184,7 +188,8 @@ def forest(terms: pd.DataFrame, title: str) -> bytes:
                 highs.append(float(rows.loc[name, "contrast_high"]))
         if xs:
             errors = [np.subtract(xs, lows), np.subtract(highs, xs)]
-            axis.errorbar(xs, ys, xerr=errors, fmt="o", capsize=3, label=str(label))
+            axis.errorbar(xs, ys, xerr=errors, fmt="o", capsize=3, label=str(label),
+                          color=colors.get(str(label), "black"))
     axis.axvline(0, color="grey", linewidth=0.8)
     axis.set_yticks(range(len(properties)), properties)
     axis.invert_yaxis()
@@ -199,7 +204,7 @@ def bars(table: pd.DataFrame, category: str, value: str, title: str, colors: dic
     plt = _pyplot()
     categories = sorted(table[category].unique())
     models = sorted(table["model"].unique())
-    figure, axis = plt.subplots(figsize=(1.5 + 1.1 * len(categories), 3.6))
+    figure, axis = plt.subplots(figsize=(2.5 + 1.1 * len(categories), 4.0), layout="constrained")
     width = 0.8 / max(1, len(models))
     for offset, model in enumerate(models):
         rows = table[table["model"] == model].set_index(category)

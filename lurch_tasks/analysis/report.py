@@ -301,7 +301,8 @@ def glm_section(frame: pd.DataFrame, options: Options) -> Section:
         if properties["contrast_pp"].notna().any():
             figures.append(Figure("glm_contrasts", "Interquartile contrasts of each property (percentage points, "
                                   "95% CI): all models together, and each model alone.",
-                                  plots.forest(properties, "LURCH GLM: interquartile contrasts")))
+                                  plots.forest(properties, "LURCH GLM: interquartile contrasts (black: all models)",
+                                               _colors(frame))))
     return Section("glm", "LURCH GLM",
                    "Fractional logit (binomial family, logit link; the response is the score clipped to [0, 1]) with "
                    "standardised log predictors (context length, evidence scope, evidence dispersion, reasoning "
