@@ -293,6 +293,30 @@ def _margin(text: str) -> float:
     return value
 
 
+def cmd_leaderboard_validate(args: argparse.Namespace) -> int:
+    import time
+
+    from tqdm.auto import tqdm
+
+    from .leaderboard.validate import validate
+
+    failed = 0
+    for path in args.submissions:
+        started = time.monotonic()
+        with tqdm(unit="doc", desc=f"validating {Path(path).name}", disable=args.quiet) as bar:
+            verdict = validate(Path(path), progress=bar.update)
+        seconds = time.monotonic() - started
+        if verdict.ok:
+            print(f"{path}: pass ({verdict.model}, {len(verdict.tasks)} tasks, {verdict.docs} docs regenerated and "
+                  f"re-scored, {seconds:.1f} s)")
+            continue
+        failed += 1
+        print(f"{path}: FAIL ({len(verdict.problems)} problems)")
+        for problem in verdict.problems:
+            print(f"  {problem}")
+    return 1 if failed else 0
+
+
 def cmd_tasks_path(args: argparse.Namespace) -> int:
     from .harness.yamls import yaml_dir
 
@@ -430,6 +454,15 @@ def build_parser() -> argparse.ArgumentParser:
                        "generated docs are cached (see LURCH_CACHE_DIR below)",
                        add_help=False)
     p.set_defaults(func=None)
+
+    p = sub.add_parser("leaderboard", help="leaderboard submissions: validate (regenerate and re-score every doc)")
+    board = p.add_subparsers(dest="leaderboard_command", metavar="COMMAND", required=True)
+    q = board.add_parser("validate", help="check a submission completely: submission.json schema, versions, every doc "
+                         "regenerated and hash-compared, coverage, every output re-scored against the claimed "
+                         "results; exit 1 with every reason on a failure")
+    q.add_argument("submissions", nargs="+", metavar="SUB", help="submission folder, .zip or .tar.gz")
+    q.add_argument("--quiet", action="store_true", help="no progress bar")
+    q.set_defaults(func=cmd_leaderboard_validate)
 
     p = sub.add_parser("tasks-path", help="print the YAML folder to pass to lm_eval --include_path")
     p.set_defaults(func=cmd_tasks_path)

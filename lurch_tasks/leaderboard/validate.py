@@ -1,0 +1,229 @@
+"""``lurch leaderboard validate``: prove a submission, or name every reason it fails.
+
+A submission is checked completely, because every doc is a pure function of (task, config, seed, index):
+
+* ``submission.json`` against the shipped JSON Schema, and the lurch-tasks version it names against this one;
+* exactly one lm-eval run of one model, with its results file and a samples file per task;
+* every logged doc: a doc of this package (``family_version``, ``config_hash``), made with the declared seed, with the
+  registered task's knobs (only the budget's tokenizer and chat template may follow the model), and equal, by the
+  SHA-256 of its canonical JSON, to the doc regenerated here from its (task, config, seed, split, index);
+* no doc twice; every declared task covered in full, unless ``submission.json`` declares a subset (``--limit``);
+* every raw output re-scored, and every metric the results file claims for a task equal to the recomputed one
+  (tolerance 1e-9).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import __version__
+from ..analysis.runs import Run, find_runs, iter_samples, version_problem
+from ..core.config import config_from_mapping
+from ..core.generation import generate_row, task_size
+from ..core.instance import content_hash
+from ..core.registry import all_families, all_tasks, get_family, get_task
+from ..harness.tasks import process_results
+from .submission import opened, read_submission_json
+
+TOLERANCE = 1e-9
+BUDGET_KNOBS = ("tokenizer", "chat_template")  # may follow the evaluated model; every other knob is the registry's
+UMBRELLA = "memory_drift"
+MAX_LISTED = 5  # missing indices named per task
+
+
+@dataclass(frozen=True)
+class Verdict:
+    submission: str
+    problems: tuple[str, ...]
+    metadata: dict = field(default_factory=dict)
+    model: str = ""
+    tasks: tuple[str, ...] = ()
+    docs: int = 0
+    run_folders: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def expand_tasks(names: Iterable[str]) -> tuple[list[str], list[str]]:
+    """Task names with groups expanded (the umbrella, family groups and their extra groups); unknown names."""
+    groups: dict[str, list[str]] = {}
+    suites = []
+    for family in all_families():
+        members = [t.name for t in all_tasks() if t.family == family.name and t.in_suite]
+        groups[family.group] = members
+        suites += members
+        for name, extra in family.extra_groups:
+            groups[name] = list(extra)
+    groups[UMBRELLA] = suites
+    tasks, unknown = [], []
+    for name in names:
+        if name in groups:
+            tasks += groups[name]
+        else:
+            try:
+                tasks.append(get_task(name).name)
+            except ValueError:
+                unknown.append(name)
+    return sorted(set(tasks)), unknown
+
+
+def claimed_metrics(run: Run) -> tuple[dict[str, dict[str, float]], object]:
+    """Per task, the metrics the results file claims (``score``, ``score@4096`` …), and the run's ``--limit``."""
+    if run.results is None:
+        return {}, None
+    document = json.loads(run.results.read_text(encoding="utf-8"))
+    claimed: dict[str, dict[str, float]] = {}
+    for task, metrics in (document.get("results") or {}).items():
+        claimed[task] = {key.split(",")[0]: value for key, value in metrics.items()
+                         if "," in key and "_stderr" not in key and isinstance(value, (int, float))}
+    return claimed, (document.get("config") or {}).get("limit")
+
+
+@dataclass
+class _TaskTally:
+    """Running per-task sums of the re-scored metrics (None values are docs outside a bin: bin_mean skips them)."""
+
+    sums: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    counts: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    indices: set[int] = field(default_factory=set)
+
+    def add(self, metrics: dict[str, float | None]) -> None:
+        for name, value in metrics.items():
+            if value is not None and not (isinstance(value, float) and math.isnan(value)):
+                self.sums[name] += float(value)
+                self.counts[name] += 1
+
+    def mean(self, name: str) -> float:
+        return self.sums[name] / self.counts[name] if self.counts.get(name) else math.nan
+
+
+def doc_problem(doc: dict, seed: int) -> str | None:
+    """Why a logged doc is not the doc this package makes for its (task, config, seed, split, index), or None."""
+    problem = version_problem(doc)
+    if problem is not None:
+        return problem
+    if doc.get("seed") != seed:
+        return f"made with seed {doc.get('seed')}, but submission.json declares seed {seed}"
+    registered = get_task(doc["task"])
+    family = get_family(doc["family"])
+    config = config_from_mapping(family.config_type, json.loads(doc["params"])["config"])
+    budget = {knob: getattr(config, knob) for knob in BUDGET_KNOBS if hasattr(config, knob)}
+    expected = dataclasses.replace(registered.config, **budget)
+    if config != expected:
+        changed = sorted(f.name for f in dataclasses.fields(config) if getattr(config, f.name) != getattr(expected,
+                                                                                                          f.name))
+        return f"made with knobs other than the registered task's ({', '.join(changed)})"
+    try:
+        regenerated = generate_row(dataclasses.replace(registered, config=config, seed=seed), doc["index"],
+                                   doc["split"])
+    except (ValueError, OSError) as error:  # e.g. a tokenizer this machine does not have
+        return f"cannot be regenerated here ({error})"
+    if content_hash(regenerated) != content_hash(doc):
+        differing = next((k for k in regenerated if regenerated[k] != doc.get(k)), "?")
+        return f"differs from its regeneration (first differing field: {differing})"
+    return None
+
+
+def validate(path: Path, progress: Callable[[int], None] | None = None) -> Verdict:
+    """Every check of the module docstring on the submission at ``path`` (folder or archive)."""
+    try:
+        with opened(path) as folder:
+            return _validate_folder(str(path), folder, progress)
+    except ValueError as error:
+        return Verdict(str(path), (str(error),))
+
+
+def _validate_folder(name: str, folder: Path, progress) -> Verdict:
+    metadata, problems = read_submission_json(folder)
+    if metadata is None:
+        return Verdict(name, tuple(problems))
+    if metadata["lurch_tasks_version"] != __version__:
+        problems.append(f"submission.json: lurch_tasks_version {metadata['lurch_tasks_version']} differs from this "
+                        f"lurch-tasks {__version__}; allowed: a run of the current release")
+    tasks, unknown = expand_tasks(metadata["tasks"])
+    problems += [f"submission.json: task {t!r} is not a lurch-tasks task or group" for t in unknown]
+    try:
+        runs = find_runs([folder])
+    except ValueError as error:
+        return Verdict(name, (*problems, str(error)), metadata, tasks=tuple(tasks))
+    models = sorted({run.model for run in runs})
+    if len(runs) != 1:
+        problems.append(f"{len(runs)} lm-eval runs ({', '.join(models)}); allowed: one run of one model")
+    subset = bool(metadata.get("subset", False))
+    seed = metadata["seed"]
+    tallies: dict[str, _TaskTally] = defaultdict(_TaskTally)
+    seen: set[tuple[str, str]] = set()
+    foreign: set[str] = set()
+    docs = 0
+    for sample in iter_samples(runs, foreign):
+        doc = sample.doc
+        key = (sample.task, doc["id"])
+        where = f"{sample.task} doc {doc['id']}"
+        if key in seen:
+            problems.append(f"{where}: logged twice ({sample.source})")
+            continue
+        seen.add(key)
+        docs += 1
+        problem = doc_problem(doc, seed)
+        if problem is not None:
+            problems.append(f"{where}: {problem}")
+        tally = tallies[sample.task]
+        tally.indices.add(int(doc["index"]))
+        tally.add(process_results(doc, [sample.output], sample.task))
+        if progress is not None:
+            progress(1)
+    problems += [f"samples of {t}: not a lurch-tasks task; allowed: lurch-tasks tasks only" for t in sorted(foreign)]
+    problems += _coverage_problems(tasks, tallies, subset, metadata, runs)
+    problems += _claim_problems(runs, tallies)
+    return Verdict(name, tuple(problems), metadata, models[0] if len(models) == 1 else ", ".join(models),
+                   tuple(tasks), docs, tuple(str(run.folder) for run in runs))
+
+
+def _coverage_problems(tasks: list[str], tallies: dict[str, _TaskTally], subset: bool, metadata: dict,
+                       runs: list[Run]) -> list[str]:
+    problems = []
+    for task in sorted(set(tallies) - set(tasks)):
+        problems.append(f"{task}: logged but not declared in submission.json tasks")
+    limits = {str(claimed_metrics(run)[1]) for run in runs} - {"None"}
+    if limits and not subset:
+        problems.append(f"the run used --limit {', '.join(sorted(limits))}; allowed: a full run, or "
+                        "\"subset\": true in submission.json (the table labels it)")
+    for task in tasks:
+        tally = tallies.get(task)
+        if tally is None:
+            problems.append(f"{task}: declared in submission.json but no samples were logged")
+            continue
+        size = task_size(dataclasses.replace(get_task(task), seed=metadata["seed"]))
+        missing = sorted(set(range(size)) - tally.indices)
+        if missing and not subset:
+            shown = ", ".join(map(str, missing[:MAX_LISTED])) + (" ..." if len(missing) > MAX_LISTED else "")
+            problems.append(f"{task}: {size - len(missing)} of {size} docs logged (missing index {shown}); allowed: "
+                            "every doc, or \"subset\": true in submission.json")
+    return problems
+
+
+def _claim_problems(runs: list[Run], tallies: dict[str, _TaskTally]) -> list[str]:
+    problems = []
+    for run in runs:
+        claimed, _ = claimed_metrics(run)
+        for task, tally in sorted(tallies.items()):
+            if task not in claimed:
+                problems.append(f"{task}: no results in {run.results.name if run.results else 'the run'}")
+                continue
+            for metric, value in sorted(claimed[task].items()):
+                if metric not in tally.counts and metric not in tally.sums:
+                    continue
+                recomputed = tally.mean(metric)
+                both_nan = math.isnan(recomputed) and math.isnan(float(value))
+                if not both_nan and not abs(recomputed - float(value)) <= TOLERANCE:
+                    problems.append(f"{task}: results claim {metric} = {value!r}, the logged outputs score "
+                                    f"{recomputed!r}")
+    return problems
