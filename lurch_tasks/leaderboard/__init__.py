@@ -1,0 +1,1 @@
+"""Leaderboard: submission format, validation, ranked tables."""
