@@ -75,16 +75,30 @@ def expand_tasks(names: Iterable[str]) -> tuple[list[str], list[str]]:
     return sorted(set(tasks)), unknown
 
 
-def claimed_metrics(run: Run) -> tuple[dict[str, dict[str, float]], object]:
-    """Per task, the metrics the results file claims (``score``, ``score@4096`` …), and the run's ``--limit``."""
+@dataclass(frozen=True)
+class Claims:
+    """What a results file says: per task its metrics (``score``, ``score@4096`` …) and how many docs it evaluated,
+    and the run's ``--limit``."""
+
+    metrics: dict[str, dict[str, float]]
+    docs: dict[str, int]
+    limit: object
+
+
+def read_claims(run: Run) -> Claims:
     if run.results is None:
-        return {}, None
-    document = json.loads(run.results.read_text(encoding="utf-8"))
-    claimed: dict[str, dict[str, float]] = {}
-    for task, metrics in (document.get("results") or {}).items():
-        claimed[task] = {key.split(",")[0]: value for key, value in metrics.items()
+        return Claims({}, {}, None)
+    try:
+        document = json.loads(run.results.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{run.results.name}: not valid JSON ({error})") from None
+    metrics: dict[str, dict[str, float]] = {}
+    for task, values in (document.get("results") or {}).items():
+        metrics[task] = {key.split(",")[0]: value for key, value in values.items()
                          if "," in key and "_stderr" not in key and isinstance(value, (int, float))}
-    return claimed, (document.get("config") or {}).get("limit")
+    docs = {task: int(counts.get("effective", -1)) for task, counts in (document.get("n-samples") or {}).items()
+            if isinstance(counts, dict)}
+    return Claims(metrics, docs, (document.get("config") or {}).get("limit"))
 
 
 @dataclass
@@ -181,49 +195,66 @@ def _validate_folder(name: str, folder: Path, progress) -> Verdict:
         if progress is not None:
             progress(1)
     problems += [f"samples of {t}: not a lurch-tasks task; allowed: lurch-tasks tasks only" for t in sorted(foreign)]
-    problems += _coverage_problems(tasks, tallies, subset, metadata, runs)
-    problems += _claim_problems(runs, tallies)
+    try:
+        claims = [read_claims(run) for run in runs]
+    except ValueError as error:
+        return Verdict(name, (*problems, str(error)), metadata, tasks=tuple(tasks))
+    problems += _coverage_problems(tasks, tallies, subset, metadata, claims)
+    problems += _claim_problems(runs, claims, tallies)
     return Verdict(name, tuple(problems), metadata, models[0] if len(models) == 1 else ", ".join(models),
                    tuple(tasks), docs, tuple(str(run.folder) for run in runs))
 
 
 def _coverage_problems(tasks: list[str], tallies: dict[str, _TaskTally], subset: bool, metadata: dict,
-                       runs: list[Run]) -> list[str]:
-    problems = []
-    for task in sorted(set(tallies) - set(tasks)):
-        problems.append(f"{task}: logged but not declared in submission.json tasks")
-    limits = {str(claimed_metrics(run)[1]) for run in runs} - {"None"}
+                       claims: list[Claims]) -> list[str]:
+    """Declared tasks against logged ones; every doc of a task, or (a declared subset) exactly the first N docs,
+    N being what the results file says it evaluated (``lurch eval --limit N`` evaluates docs 0..N-1)."""
+    undeclared = sorted(set(tallies) - set(tasks))
+    problems = [f"{task}: logged but not declared in submission.json tasks" for task in undeclared]
+    limits = {str(claim.limit) for claim in claims} - {"None"}
     if limits and not subset:
         problems.append(f"the run used --limit {', '.join(sorted(limits))}; allowed: a full run, or "
                         "\"subset\": true in submission.json (the table labels it)")
+    evaluated = {task: n for claim in claims for task, n in claim.docs.items()}
     for task in tasks:
         tally = tallies.get(task)
         if tally is None:
             problems.append(f"{task}: declared in submission.json but no samples were logged")
             continue
         size = task_size(dataclasses.replace(get_task(task), seed=metadata["seed"]))
-        missing = sorted(set(range(size)) - tally.indices)
-        if missing and not subset:
+        claimed = evaluated.get(task, -1)
+        if claimed != len(tally.indices):
+            problems.append(f"{task}: the results file counts {claimed} docs, the samples log {len(tally.indices)}")
+        wanted = range(min(claimed, size)) if subset and claimed >= 0 else range(size)
+        missing = sorted(set(wanted) - tally.indices)
+        if missing:
             shown = ", ".join(map(str, missing[:MAX_LISTED])) + (" ..." if len(missing) > MAX_LISTED else "")
-            problems.append(f"{task}: {size - len(missing)} of {size} docs logged (missing index {shown}); allowed: "
-                            "every doc, or \"subset\": true in submission.json")
+            kind = "the first" if subset else "all"
+            problems.append(f"{task}: doc index {shown} missing ({kind} {len(wanted)} of {size} docs are needed)")
     return problems
 
 
-def _claim_problems(runs: list[Run], tallies: dict[str, _TaskTally]) -> list[str]:
+def _claim_problems(runs: list[Run], claims: list[Claims], tallies: dict[str, _TaskTally]) -> list[str]:
+    """One line per task whose claimed metrics differ from the re-scored outputs: the first differing metric (headline
+    metrics first) and how many more differ."""
     problems = []
-    for run in runs:
-        claimed, _ = claimed_metrics(run)
+    for run, claim in zip(runs, claims, strict=True):
         for task, tally in sorted(tallies.items()):
-            if task not in claimed:
+            if task not in claim.metrics:
                 problems.append(f"{task}: no results in {run.results.name if run.results else 'the run'}")
                 continue
-            for metric, value in sorted(claimed[task].items()):
-                if metric not in tally.counts and metric not in tally.sums:
-                    continue
-                recomputed = tally.mean(metric)
-                both_nan = math.isnan(recomputed) and math.isnan(float(value))
-                if not both_nan and not abs(recomputed - float(value)) <= TOLERANCE:
-                    problems.append(f"{task}: results claim {metric} = {value!r}, the logged outputs score "
-                                    f"{recomputed!r}")
+            differing = [(metric, value, tally.mean(metric)) for metric, value in sorted(
+                claim.metrics[task].items(), key=lambda item: ("@" in item[0], item[0] != "score", item[0]))
+                if metric in tally.counts and _differs(float(value), tally.mean(metric))]
+            if differing:
+                metric, value, recomputed = differing[0]
+                more = f" (and {len(differing) - 1} more metrics differ)" if len(differing) > 1 else ""
+                problems.append(f"{task}: results claim {metric} = {value!r}, the logged outputs score "
+                                f"{recomputed!r}{more}")
     return problems
+
+
+def _differs(claimed: float, recomputed: float) -> bool:
+    if math.isnan(claimed) and math.isnan(recomputed):
+        return False
+    return not abs(claimed - recomputed) <= TOLERANCE

@@ -1,0 +1,167 @@
+"""`lurch leaderboard validate` on a real submission (`lurch eval --model lurch-solver --tasks memory_drift
+--log_samples`, a declared --limit subset to keep CI short) and on six tampered copies, each rejected for its own
+reason; archives, unsafe archives and the schema."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from lurch_tasks import __version__
+from lurch_tasks.core.generation import generate_row, resolve_task
+from lurch_tasks.harness.models import solve_prompt
+from lurch_tasks.leaderboard.submission import schema_problems
+from lurch_tasks.leaderboard.validate import expand_tasks, validate
+
+pytestmark = pytest.mark.slow
+
+LURCH = str(Path(sys.executable).parent / "lurch")
+LIMIT = 3
+SUBMISSION = {"schema_version": 1, "model": {"name": "lurch-solver", "revision": __version__},
+              "run": {"lm_eval_model": "lurch-solver", "model_args": "", "chat_template": False, "generation": {}},
+              "date": "2026-12-02", "lurch_tasks_version": __version__, "tasks": ["memory_drift"], "seed": 0,
+              "subset": True, "contact": "maintainers@example.org"}
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([LURCH, *args], capture_output=True, text=True, timeout=900)
+
+
+@pytest.fixture(scope="module")
+def submission(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("submission") / "solver"
+    done = run("eval", "--model", "lurch-solver", "--tasks", "memory_drift", "--limit", str(LIMIT), "--log_samples",
+               "--output_path", str(folder))
+    assert done.returncode == 0, done.stderr[-3000:]
+    (folder / "submission.json").write_text(json.dumps(SUBMISSION, indent=2))
+    return folder
+
+
+def _copy(submission: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "copy"
+    shutil.copytree(submission, copy)
+    return copy
+
+
+def _samples(folder: Path, task: str) -> Path:
+    return next(folder.rglob(f"samples_{task}_2*.jsonl"))
+
+
+def _edit_line(path: Path, edit, line: int = 0) -> None:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    record = json.loads(lines[line])
+    edit(record)
+    lines[line] = json.dumps(record)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def test_the_real_submission_validates(submission):
+    verdict = validate(submission)
+    assert verdict.ok, verdict.problems
+    tasks, _ = expand_tasks(["memory_drift"])
+    assert verdict.tasks == tuple(tasks) and verdict.docs == LIMIT * len(tasks) and verdict.model == "lurch-solver"
+    done = run("leaderboard", "validate", str(submission), "--quiet")
+    assert done.returncode == 0 and ": pass (lurch-solver" in done.stdout, done.stdout + done.stderr
+
+
+def _tamper_output(folder: Path) -> None:
+    _edit_line(_samples(folder, "find_the_origin"), lambda r: r.update(resps=[["FINAL ANSWER: nothing"]]))
+
+
+def _tamper_claim(folder: Path) -> None:
+    results = next(folder.rglob("results_*.json"))
+    document = json.loads(results.read_text())
+    document["results"]["memory_drift_edge"]["f1,none"] = 0.99
+    results.write_text(json.dumps(document))
+
+
+def _drop_doc(folder: Path) -> None:
+    path = _samples(folder, "implicit_hop_depth")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    path.write_text("\n".join(lines[:-1]) + "\n", encoding="utf-8")
+
+
+def _other_seed(folder: Path) -> None:
+    def swap(record: dict) -> None:
+        doc = generate_row(resolve_task(record["doc"]["task"], seed=1), record["doc"]["index"])
+        record.update(doc=doc, resps=[[solve_prompt(doc["prompt"])]])
+
+    _edit_line(_samples(folder, "find_the_origin_random"), swap, line=1)
+
+
+def _stale_version(folder: Path) -> None:
+    _edit_line(_samples(folder, "memory_drift_clique"), lambda r: r["doc"].update(family_version="0.0.9"))
+
+
+def _malformed_metadata(folder: Path) -> None:
+    (folder / "submission.json").write_text(json.dumps({**SUBMISSION, "seed": "zero", "contact": None}))
+
+
+@pytest.mark.parametrize(("tamper", "reasons"), [
+    (_tamper_output, ["find_the_origin: results claim score = 1.0, the logged outputs score 0.666"]),
+    (_tamper_claim, ["memory_drift_edge: results claim f1 = 0.99, the logged outputs score 1.0"]),
+    (_drop_doc, ["implicit_hop_depth: the results file counts 3 docs, the samples log 2",
+                 "implicit_hop_depth: doc index 2 missing (the first 3 of 64 docs are needed)"]),
+    (_other_seed, ["find_the_origin_random doc find_the_origin/find_the_origin_random/test/1: made with seed 1, but "
+                   "submission.json declares seed 0"]),
+    (_stale_version, ["memory_drift_clique doc graph_reconstruction/memory_drift_clique/test/0: family_version 0.0.9 "
+                      "differs from the installed"]),
+    (_malformed_metadata, ["submission.json: contact: None is not of type 'string'",
+                           "submission.json: seed: 'zero' is not of type 'integer'"]),
+])
+def test_each_tampered_copy_is_rejected_for_its_reason(submission, tmp_path, tamper, reasons):
+    copy = _copy(submission, tmp_path)
+    tamper(copy)
+    verdict = validate(copy)
+    assert not verdict.ok
+    for reason in reasons:
+        assert any(problem.startswith(reason) for problem in verdict.problems), (reason, verdict.problems)
+    assert len(verdict.problems) == len(reasons), verdict.problems  # nothing else is blamed
+    done = run("leaderboard", "validate", str(copy), "--quiet")
+    assert done.returncode == 1 and "FAIL" in done.stdout and reasons[0][:40] in done.stdout
+
+
+def test_a_full_run_needs_every_doc_and_a_limit_needs_a_declared_subset(submission, tmp_path):
+    copy = _copy(submission, tmp_path)
+    (copy / "submission.json").write_text(json.dumps({**SUBMISSION, "subset": False, "tasks": ["find_the_origin"]}))
+    problems = validate(copy).problems
+    assert any(p.startswith("the run used --limit 3.0; allowed: a full run") for p in problems), problems
+    assert any(p.startswith("find_the_origin: doc index 3, 4, 5, 6, 7 ... missing (all 224 of 224") for p in problems)
+    assert any(p.startswith("memory_drift_edge: logged but not declared") for p in problems)
+
+
+def test_archives_validate_and_unsafe_ones_are_refused(submission, tmp_path):
+    zipped = Path(shutil.make_archive(str(tmp_path / "sub"), "zip", submission))
+    tarred = Path(shutil.make_archive(str(tmp_path / "sub"), "gztar", submission))
+    for archive in (zipped, tarred):
+        assert validate(archive).ok, archive
+    evil = tmp_path / "evil.zip"
+    with zipfile.ZipFile(evil, "w") as bundle:
+        bundle.writestr("../outside.json", "{}")
+    assert validate(evil).problems == ("submission: evil.zip member '../outside.json' is not allowed; allowed: plain "
+                                       "files with relative paths",)
+    linked = tmp_path / "linked.tar.gz"
+    with tarfile.open(linked, "w:gz") as bundle:
+        info = tarfile.TarInfo("submission.json")
+        info.type, info.linkname = tarfile.SYMTYPE, "/etc/passwd"
+        bundle.addfile(info)
+    assert "is not allowed" in validate(linked).problems[0]
+    assert not (tmp_path / "outside.json").exists()
+    assert validate(tmp_path / "nowhere").problems[0].startswith("submission: ")
+
+
+def test_schema_names_every_problem():
+    assert schema_problems(SUBMISSION) == []
+    broken = {**SUBMISSION, "colour": "red", "tasks": []}
+    del broken["model"]
+    problems = schema_problems(broken)
+    assert any("'model' is a required property" in p for p in problems)
+    assert any("Additional properties are not allowed ('colour'" in p for p in problems)
+    assert any(p.startswith("submission.json: tasks:") for p in problems)
