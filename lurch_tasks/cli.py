@@ -317,6 +317,35 @@ def cmd_leaderboard_validate(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def cmd_leaderboard_build(args: argparse.Namespace) -> int:
+    _require_report_extra()
+    from .analysis.report import Options
+    from .leaderboard.build import build
+
+    verdicts, table = build([Path(p) for p in args.submissions], Path(args.out),
+                            options=Options(reps=args.bootstrap, seed=args.seed), overwrite=args.overwrite,
+                            progress=None if args.quiet else lambda message: print(message, file=sys.stderr))
+    for verdict in verdicts:
+        if not verdict.ok:
+            print(f"lurch: note: {verdict.submission} is left out: {verdict.problems[0]}"
+                  + (f" (and {len(verdict.problems) - 1} more problems)" if len(verdict.problems) > 1 else ""),
+                  file=sys.stderr)
+    print(table)
+    passed = sum(v.ok for v in verdicts)
+    print(f"wrote {Path(args.out) / 'index.html'} ({passed} of {len(verdicts)} submissions passed validation)")
+    return 0
+
+
+def cmd_leaderboard_push(args: argparse.Namespace) -> int:
+    from .leaderboard.build import push
+
+    files = push(Path(args.folder), args.repo_id, dry_run=args.dry_run, private=args.private)
+    verb = "would upload" if args.dry_run else "uploaded"
+    for name in files:
+        print(f"{verb} {name}")
+    return 0
+
+
 def cmd_tasks_path(args: argparse.Namespace) -> int:
     from .harness.yamls import yaml_dir
 
@@ -455,7 +484,8 @@ def build_parser() -> argparse.ArgumentParser:
                        add_help=False)
     p.set_defaults(func=None)
 
-    p = sub.add_parser("leaderboard", help="leaderboard submissions: validate (regenerate and re-score every doc)")
+    p = sub.add_parser("leaderboard", help="leaderboard submissions: validate (regenerate and re-score every doc), "
+                       "build the ranked tables and page, push them to the Hub")
     board = p.add_subparsers(dest="leaderboard_command", metavar="COMMAND", required=True)
     q = board.add_parser("validate", help="check a submission completely: submission.json schema, versions, every doc "
                          "regenerated and hash-compared, coverage, every output re-scored against the claimed "
@@ -463,6 +493,23 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("submissions", nargs="+", metavar="SUB", help="submission folder, .zip or .tar.gz")
     q.add_argument("--quiet", action="store_true", help="no progress bar")
     q.set_defaults(func=cmd_leaderboard_validate)
+    q = board.add_parser("build", help="validate submissions and rank those that pass: overall and per family, by "
+                         "memory drift, with bootstrap CIs, drift onset and effective length; writes leaderboard.md, "
+                         "CSV, JSON and a sortable index.html")
+    q.add_argument("submissions", nargs="+", metavar="SUB", help="submission folder, .zip or .tar.gz")
+    q.add_argument("--out", required=True, help="output folder (new or empty; or one a build wrote, with --overwrite)")
+    q.add_argument("--bootstrap", type=_non_negative, default=1000, metavar="N", help="bootstrap resamples (default "
+                   "1000)")
+    q.add_argument("--seed", type=_non_negative, default=0, help="bootstrap seed (default 0)")
+    q.add_argument("--overwrite", action="store_true", help="replace the files of an earlier build in --out")
+    q.add_argument("--quiet", action="store_true", help="no progress lines")
+    q.set_defaults(func=cmd_leaderboard_build)
+    q = board.add_parser("push", help="upload a built leaderboard folder to a Hub dataset repo")
+    q.add_argument("folder", help="a folder written by `lurch leaderboard build`")
+    q.add_argument("--repo-id", required=True, help="ORG/NAME of the dataset repo")
+    q.add_argument("--dry-run", action="store_true", help="list the files, touch no network")
+    q.add_argument("--private", action="store_true", help="create the repo private")
+    q.set_defaults(func=cmd_leaderboard_push)
 
     p = sub.add_parser("tasks-path", help="print the YAML folder to pass to lm_eval --include_path")
     p.set_defaults(func=cmd_tasks_path)

@@ -7,15 +7,13 @@ from __future__ import annotations
 import base64
 import json
 import math
-import shutil
-import tempfile
 from html import escape
 from pathlib import Path
 
 import pandas as pd
 
 from .. import __version__
-from ..core.files import atomic_output
+from ..core.files import check_owned_folder, write_owned_folder
 
 MANIFEST = ".lurch-report.json"
 LONG_TABLE = 40  # rows beyond which an HTML table is folded into <details>
@@ -140,49 +138,10 @@ def _outputs(sections, markdown: str, html: str) -> dict[str, bytes]:
 
 def check_out_folder(out: Path, overwrite: bool) -> None:
     """A report goes into a new or empty folder, or (with ``overwrite``) one that ``lurch report`` wrote."""
-    if out.exists() and not out.is_dir():
-        raise NotADirectoryError(f"--out: {str(out)!r} is a file; allowed: a folder")
-    if out.is_dir() and any(out.iterdir()):
-        if not overwrite:
-            raise FileExistsError(f"--out: {str(out)!r} is not empty; allowed: a new folder, or --overwrite (replaces "
-                                  "only the report's own files)")
-        if not (out / MANIFEST).is_file():
-            raise FileExistsError(f"--out: {str(out)!r} was not written by lurch report (no {MANIFEST}); allowed: a "
-                                  "new or empty folder, or a folder lurch report wrote")
+    check_owned_folder(out, overwrite, MANIFEST, "lurch report")
 
 
 def write_files(out: Path, sections, markdown: str, html: str) -> None:
-    """A new folder appears with one rename (a staging folder beside it, removed on failure); an existing report
-    folder has each of its own files replaced atomically and its own stale files removed, nothing else touched."""
-    files = _outputs(sections, markdown, html)
-    manifest = {"written_by": f"lurch-tasks {__version__}", "files": sorted(files)}
-    files[MANIFEST] = (json.dumps(manifest, indent=2) + "\n").encode("utf-8")
-    if out.is_dir() and any(out.iterdir()):
-        _replace_own(out, files)
-        return
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".lurch-tmp", dir=out.parent))
-    try:
-        for name, data in files.items():
-            (staging / name).parent.mkdir(parents=True, exist_ok=True)
-            (staging / name).write_bytes(data)
-        if out.is_dir():
-            out.rmdir()  # empty: checked above
-        staging.rename(out)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-
-
-def _replace_own(out: Path, files: dict[str, bytes]) -> None:
-    previous = json.loads((out / MANIFEST).read_text(encoding="utf-8")).get("files", [])
-    foreign = [name for name in sorted(files) if name != MANIFEST and (out / name).exists() and name not in previous]
-    if foreign:
-        raise FileExistsError(f"--out: {str(out / foreign[0])!r} was not written by lurch report; allowed: move it "
-                              "away, or another --out folder")
-    for name, data in files.items():
-        (out / name).parent.mkdir(parents=True, exist_ok=True)
-        with atomic_output(out / name, binary=True) as handle:
-            handle.write(data)
-    for name in previous:
-        if name not in files and (out / name).is_file():
-            (out / name).unlink()
+    """The report's files (``core.files.write_owned_folder``: one rename for a new folder; in an old report folder
+    only the report's own files are replaced or removed)."""
+    write_owned_folder(out, _outputs(sections, markdown, html), MANIFEST, "lurch report", __version__)

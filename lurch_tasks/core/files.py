@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,3 +25,56 @@ def atomic_output(path: Path, binary: bool = False) -> Iterator[IO[Any]]:
         os.replace(temporary, path)
     finally:
         Path(temporary).unlink(missing_ok=True)
+
+
+def check_owned_folder(out: Path, overwrite: bool, manifest: str, tool: str) -> None:
+    """An output folder is new or empty, or (with ``overwrite``) one that ``tool`` wrote (it holds ``manifest``)."""
+    if out.exists() and not out.is_dir():
+        raise NotADirectoryError(f"--out: {str(out)!r} is a file; allowed: a folder")
+    if out.is_dir() and any(out.iterdir()):
+        if not overwrite:
+            raise FileExistsError(f"--out: {str(out)!r} is not empty; allowed: a new folder, or --overwrite (replaces "
+                                  f"only the files {tool} wrote)")
+        if not (out / manifest).is_file():
+            raise FileExistsError(f"--out: {str(out)!r} was not written by {tool} (no {manifest}); allowed: a "
+                                  f"new or empty folder, or a folder {tool} wrote")
+
+
+def write_owned_folder(out: Path, files: dict[str, bytes], manifest: str, tool: str, version: str) -> None:
+    """Write ``files`` (relative path -> bytes) and a ``manifest`` listing them into ``out``.
+
+    A new (or empty) folder appears with one rename of a staging folder beside it, which is removed on failure. In a
+    folder ``tool`` wrote before, each of its files is replaced atomically and its own stale files are removed;
+    a file it did not write is never replaced or deleted (one with a name it needs is an error)."""
+    files = dict(files)
+    files[manifest] = (json.dumps({"written_by": f"{tool} ({version})", "files": sorted(files)}, indent=2)
+                       + "\n").encode("utf-8")
+    if out.is_dir() and any(out.iterdir()):
+        _replace_owned(out, files, manifest, tool)
+        return
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".lurch-tmp", dir=out.parent))
+    try:
+        for name, data in files.items():
+            (staging / name).parent.mkdir(parents=True, exist_ok=True)
+            (staging / name).write_bytes(data)
+        if out.is_dir():
+            out.rmdir()  # empty: checked by the caller
+        staging.rename(out)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _replace_owned(out: Path, files: dict[str, bytes], manifest: str, tool: str) -> None:
+    previous = json.loads((out / manifest).read_text(encoding="utf-8")).get("files", [])
+    foreign = [name for name in sorted(files) if name != manifest and (out / name).exists() and name not in previous]
+    if foreign:
+        raise FileExistsError(f"--out: {str(out / foreign[0])!r} was not written by {tool}; allowed: move it away, or "
+                              "another --out folder")
+    for name, data in files.items():
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        with atomic_output(out / name, binary=True) as handle:
+            handle.write(data)
+    for name in previous:
+        if name not in files and (out / name).is_file():
+            (out / name).unlink()

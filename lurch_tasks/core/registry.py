@@ -60,6 +60,9 @@ class Family:
     # (doc, raw output) -> the failure mode of every wrong option the output chose (RECON's distractor taxonomy),
     # and the failure modes the doc offered; ``lurch report`` tabulates how often each one is taken.
     failure_modes: Callable[[dict, str], tuple[list[str], list[str]]] | None = None
+    # doc -> a sort key under which docs that share costly generation work sit together (RECON: the case), so a
+    # validator regenerating many docs hits the family's caches
+    regeneration_key: Callable[[dict], tuple] | None = None
 
 
 @dataclass(frozen=True)

@@ -59,23 +59,27 @@ def push(folder: Path, repo_id: str, *, dry_run: bool, private: bool = False, to
     files = hub_files(Path(folder))
     if dry_run:
         return files
+    configs = sorted(card_configs(Path(folder)))
+    upload_files(Path(folder), repo_id, files, private=private, token=token,
+                 message=f"lurch-tasks {__version__}: upload {', '.join(configs)}",
+                 delete_patterns=[f"{name}/*" for name in configs])
+    return files
+
+
+def upload_files(folder: Path, repo_id: str, files: list[str], *, private: bool, token: str | None, message: str,
+                 delete_patterns: list[str] | None = None) -> None:
+    """One commit to the dataset repo ``repo_id`` (created if needed) with ``files`` of ``folder``; remote files
+    matching ``delete_patterns`` that are not uploaded are deleted."""
     from huggingface_hub import HfApi
 
+    check_repo_id(repo_id)
     token = token or os.environ.get("HF_TOKEN") or _stored_token()
     if not token:
         raise ValueError("token: none found; allowed: pass a token, set HF_TOKEN, or log in with `hf auth login`")
-    configs = sorted(card_configs(Path(folder)))
     api = HfApi(token=token)
     api.create_repo(repo_id, repo_type="dataset", exist_ok=True, private=private)
-    api.upload_folder(
-        repo_id=repo_id,
-        folder_path=str(folder),
-        repo_type="dataset",
-        allow_patterns=files,
-        delete_patterns=[f"{name}/*" for name in configs],
-        commit_message=f"lurch-tasks {__version__}: upload {', '.join(configs)}",
-    )
-    return files
+    api.upload_folder(repo_id=repo_id, folder_path=str(folder), repo_type="dataset", allow_patterns=files,
+                      delete_patterns=delete_patterns, commit_message=message)
 
 
 def _stored_token() -> str | None:

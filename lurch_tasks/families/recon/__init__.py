@@ -170,6 +170,7 @@ register_family(
         stored_filter=lambda config, row: (row["difficulty"]["category"] in config.categories
                                            and row["difficulty"]["format"] in config.formats),
         row_summary=row_summary, audit_rows=audit_rows, card_section=CARD_SECTION, failure_modes=failure_modes,
+        regeneration_key=lambda doc: (json.loads(doc["params"])["case_seed"],),
     )
 )
 
