@@ -165,3 +165,57 @@ def test_schema_names_every_problem():
     assert any("'model' is a required property" in p for p in problems)
     assert any("Additional properties are not allowed ('colour'" in p for p in problems)
     assert any(p.startswith("submission.json: tasks:") for p in problems)
+
+
+def test_build_ranks_valid_submissions_only_and_the_page_sorts(submission, tmp_path):
+    import os
+
+    from browser import browser_unavailable_reason, check_page, open_page
+
+    weaker = tmp_path / "random"
+    done = run("eval", "--model", "lurch-random", "--tasks", "memory_drift", "--limit", str(LIMIT), "--log_samples",
+               "--output_path", str(weaker))
+    assert done.returncode == 0, done.stderr[-2000:]
+    (weaker / "submission.json").write_text(json.dumps({**SUBMISSION, "model": {"name": "lurch-random",
+                                                                                 "revision": __version__}}))
+    broken = _copy(submission, tmp_path)
+    _tamper_claim(broken)
+    (broken / "submission.json").write_text(json.dumps({**SUBMISSION, "model": {"name": "tampered", "revision": "x"}}))
+    out = tmp_path / "board"
+    done = run("leaderboard", "build", str(weaker), str(submission), str(broken), "--out", str(out), "--quiet",
+               "--bootstrap", "200")
+    assert done.returncode == 0, done.stderr
+    assert "is left out: memory_drift_edge: results claim f1 = 0.99" in done.stderr
+    assert "2 of 3 submissions passed validation" in done.stdout
+    board = json.loads((out / "leaderboard.json").read_text())
+    assert [row["model"] for row in board["overall"]] == ["lurch-solver", "lurch-random"]  # lower drift first
+    assert [row["rank"] for row in board["overall"]] == [1, 2] and board["overall"][0]["memory_drift"] == 0.0
+    assert board["overall"][0]["coverage"] == "subset" and board["overall"][0]["seed"] == "public"
+    assert set(board["families"]) == {"find_the_origin", "graph_reconstruction", "implicit_hop", "recon"}
+    assert "tampered" not in (out / "leaderboard.md").read_text() and "| 1 | lurch-solver |" in (
+        out / "leaderboard.md").read_text()
+    pushed = run("leaderboard", "push", str(out), "--repo-id", "org/board", "--dry-run")
+    assert pushed.returncode == 0 and "would upload index.html" in pushed.stdout
+    assert "would upload leaderboard.csv" in pushed.stdout
+    refused = run("leaderboard", "push", str(tmp_path), "--repo-id", "org/board", "--dry-run")
+    assert refused.returncode == 2 and "has no .lurch-leaderboard.json" in refused.stderr
+
+    reason = browser_unavailable_reason()
+    if reason:
+        if os.environ.get("CI"):
+            pytest.fail(f"no headless browser under CI: {reason}", pytrace=False)
+        pytest.skip(reason)
+    check = check_page(out / "index.html", tmp_path / "board.png", width=1200, height=900)
+    assert check.console_errors == [] and check.screenshot_size == (1200, 900)
+    assert "lurch-solver" in check.text and "lurch-random" in check.text
+    models = "[...document.querySelectorAll('#table-overall tbody tr')].map(r => r.querySelector('td:nth-child(2)')" \
+             ".textContent)"
+    with open_page(out / "index.html", width=1200, height=900) as page:
+        assert page.evaluate(models) == ["lurch-solver", "lurch-random"]
+        page.click("#table-overall th[data-column='score'] button")  # higher is better: best first
+        assert page.evaluate(models) == ["lurch-solver", "lurch-random"]
+        page.click("#table-overall th[data-column='score'] button")  # again: reversed
+        assert page.evaluate(models) == ["lurch-random", "lurch-solver"]
+        page.click("#table-overall th[data-column='model'] button")  # text: alphabetical
+        assert page.evaluate(models) == ["lurch-random", "lurch-solver"]
+        assert page.console_errors == []
