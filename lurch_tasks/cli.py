@@ -336,6 +336,16 @@ def cmd_leaderboard_build(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_leaderboard_private_seed(args: argparse.Namespace) -> int:
+    from .core.private import ENV, masked_seed, private_seed, seed_sha256
+
+    secret = private_seed()
+    if secret is None:
+        raise ValueError(f"{ENV}: not set; allowed: an integer in the environment (it is never printed)")
+    print(json.dumps({"seed": masked_seed(secret), "private_seed_sha256": seed_sha256(secret)}))
+    return 0
+
+
 def cmd_leaderboard_push(args: argparse.Namespace) -> int:
     from .leaderboard.build import push
 
@@ -504,6 +514,9 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--overwrite", action="store_true", help="replace the files of an earlier build in --out")
     q.add_argument("--quiet", action="store_true", help="no progress lines")
     q.set_defaults(func=cmd_leaderboard_build)
+    q = board.add_parser("private-seed", help="print the submission.json fields (masked seed, SHA-256) of the private "
+                         "seed in LURCH_PRIVATE_SEED, never the seed itself")
+    q.set_defaults(func=cmd_leaderboard_private_seed)
     q = board.add_parser("push", help="upload a built leaderboard folder to a Hub dataset repo")
     q.add_argument("folder", help="a folder written by `lurch leaderboard build`")
     q.add_argument("--repo-id", required=True, help="ORG/NAME of the dataset repo")

@@ -219,3 +219,40 @@ def test_build_ranks_valid_submissions_only_and_the_page_sorts(submission, tmp_p
         page.click("#table-overall th[data-column='model'] button")  # text: alphabetical
         assert page.evaluate(models) == ["lurch-random", "lurch-solver"]
         assert page.console_errors == []
+
+
+def test_a_private_seed_is_never_written_and_validates_only_with_the_seed(tmp_path):
+    import os
+
+    secret = "918273645501"
+    env = {**os.environ, "LURCH_PRIVATE_SEED": secret}
+    out = tmp_path / "private"
+    done = subprocess.run([LURCH, "eval", "--model", "lurch-solver", "--tasks", "find_the_origin,recon_chain",
+                           "--limit", "2", "--log_samples", "--output_path", str(out)], capture_output=True, text=True,
+                          timeout=900, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    written = [p for p in out.rglob("*") if p.is_file()]
+    assert written and not any(secret in p.read_text(encoding="utf-8") for p in written)  # only its hash
+    fields = json.loads(subprocess.run([LURCH, "leaderboard", "private-seed"], capture_output=True, text=True,
+                                       env=env, check=True).stdout)
+    samples = json.loads(_samples(out, "find_the_origin").read_text().splitlines()[0])
+    assert samples["doc"]["seed"] == fields["seed"] and fields["private_seed_sha256"][:16] in samples["doc"]["pair_key"]
+    public = generate_row(resolve_task("find_the_origin"), samples["doc"]["index"])
+    assert samples["doc"]["prompt"] != public["prompt"]  # other docs than the public seed's
+    (out / "submission.json").write_text(json.dumps({**SUBMISSION, **fields, "tasks": ["find_the_origin",
+                                                                                     "recon_chain"]}))
+    with_seed = subprocess.run([LURCH, "leaderboard", "validate", str(out), "--quiet"], capture_output=True,
+                               text=True, env=env)
+    assert with_seed.returncode == 0 and ": pass" in with_seed.stdout, with_seed.stdout
+    without = subprocess.run([LURCH, "leaderboard", "validate", str(out), "--quiet"], capture_output=True, text=True,
+                             env={k: v for k, v in os.environ.items() if k != "LURCH_PRIVATE_SEED"})
+    assert without.returncode == 1 and "validate with LURCH_PRIVATE_SEED set to it" in without.stdout
+    wrong = subprocess.run([LURCH, "leaderboard", "validate", str(out), "--quiet"], capture_output=True, text=True,
+                           env={**os.environ, "LURCH_PRIVATE_SEED": "7"})
+    assert wrong.returncode == 1 and "is not the seed this submission ran on" in wrong.stdout
+    board = tmp_path / "board"
+    built = subprocess.run([LURCH, "leaderboard", "build", str(out), "--out", str(board), "--quiet", "--bootstrap",
+                            "50"], capture_output=True, text=True, env=env)
+    assert built.returncode == 0, built.stderr
+    assert f"private (sha256 {fields['private_seed_sha256'][:12]})" in (board / "leaderboard.md").read_text()
+    assert not any(secret in p.read_text(encoding="utf-8") for p in board.rglob("*") if p.is_file())

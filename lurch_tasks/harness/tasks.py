@@ -12,6 +12,8 @@ from typing import Any
 from ..core.cells import cell_at
 from ..core.config import ConfigError, config_from_mapping, config_hash
 from ..core.generation import check_split, generate_row, resolve_task, task_size
+from ..core.private import ENV as PRIVATE_ENV
+from ..core.private import mask_row, private_seed
 from ..core.registry import get_family, get_task
 from ..core.rng import canonical_json
 from .metadata import parse_metadata
@@ -35,6 +37,9 @@ def build_docs(task_name: str, **metadata: Any) -> dict[str, Any]:
     check_split(request.split)
     window = model_window(metadata)
     if request.dataset_path:
+        if private_seed() is not None:
+            raise ConfigError(f"dataset_path: cannot be combined with {PRIVATE_ENV} (a stored copy has a public "
+                              "seed); allowed: one of them")
         config = registered.config
         stored_name = registered.stored_as or task_name
         stored = list(_stored_docs(request.dataset_path, stored_name, request.split))
@@ -46,7 +51,10 @@ def build_docs(task_name: str, **metadata: Any) -> dict[str, Any]:
         derived = model_tokenizer(metadata)
         if derived and "tokenizer" not in overrides:
             overrides["tokenizer"] = derived  # budgets in the model's own tokenizer (as RULER does)
-        task = resolve_task(task_name, overrides, request.seed)
+        secret = private_seed()
+        if secret is not None and request.seed is not None:
+            raise ConfigError(f"seed: cannot be combined with {PRIVATE_ENV}; allowed: one of them")
+        task = resolve_task(task_name, overrides, secret if secret is not None else request.seed)
         config = task.config
         indices = range(task_size(task))
         if window:
@@ -58,7 +66,7 @@ def build_docs(task_name: str, **metadata: Any) -> dict[str, Any]:
                 warn(plan.describe(task_name) + " (strict: true fails instead)")
                 indices = [i for i in indices if family.token_target(cell_at(config, i)) not in plan.skipped]
         rows, total = _generate(task, list(indices), request.split, task_name, request.max_docs,
-                                _fit_check(window, request, family, config, metadata))
+                                _fit_check(window, request, family, config, metadata), secret)
     if window:
         _report_unfit(rows, total, task_name, window, _max_gen_toks(request, family, config), metadata,
                       request.strict)
@@ -91,24 +99,26 @@ def raised_lengths(task_name: str, family, overrides: dict[str, Any], strict: bo
 
 
 def _generate(task, indices: list[int], split: str, task_name: str, max_docs: int | None,
-              keep) -> tuple[list[dict], int]:
+              keep, secret: int | None = None) -> tuple[list[dict], int]:
     """Rows of ``indices`` in order, those ``keep`` leaves, stopping at ``max_docs`` kept rows (``lurch eval
     --limit N``: the doc order makes any prefix balanced, and the first N docs are the same either way).
     Rows come from the doc cache when an earlier run generated them (``harness.doc_cache``); the rows
-    generated here are added to it. Returns the rows and how many were looked at."""
+    generated here are added to it. Returns the rows and how many were looked at. With a private seed (``secret``)
+    the cache is not used and every row is masked (``core.private``)."""
     from tqdm.auto import tqdm
 
-    from .doc_cache import open_doc_cache
+    from .doc_cache import DocCache, open_doc_cache
 
     wanted = len(indices) if max_docs is None else min(max_docs, len(indices))
     rows: list[dict] = []
     done = 0
-    cache = open_doc_cache(task, split)
+    cache = open_doc_cache(task, split) if secret is None else DocCache(None, {})
     with tqdm(total=wanted, desc=f"generating {task_name}", unit="doc", disable=wanted < 50) as bar:
         while len(rows) < wanted and done < len(indices):
             chunk = indices[done:done + wanted - len(rows)]
             done += len(chunk)
-            kept = keep([_cached_row(cache, task, index, split) for index in chunk])
+            generated = [_cached_row(cache, task, index, split) for index in chunk]
+            kept = keep(generated if secret is None else [mask_row(row, secret) for row in generated])
             rows += kept
             bar.update(len(kept))
         cache.save()

@@ -105,6 +105,8 @@ def display(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def _seed_label(meta: dict) -> str:
+    if meta.get("private_seed_sha256"):
+        return f"private (sha256 {meta['private_seed_sha256'][:12]})"
     return "public" if meta["seed"] == 0 else f"seed {meta['seed']}"
 
 

@@ -27,6 +27,8 @@ from ..analysis.runs import Run, find_runs, iter_samples, version_problem
 from ..core.config import config_from_mapping
 from ..core.generation import generate_row, task_size
 from ..core.instance import content_hash
+from ..core.private import ENV as PRIVATE_ENV
+from ..core.private import mask_row, masked_seed, private_seed, seed_sha256
 from ..core.registry import all_families, all_tasks, get_family, get_task
 from ..harness.tasks import process_results
 from .submission import opened, read_submission_json
@@ -131,11 +133,13 @@ class Pending:
     split: str
     index: int
     fingerprint: str
+    private: bool = False  # ``seed`` is the private seed: regenerate without the doc cache and mask the row
 
 
-def doc_problem(doc: dict, seed: int) -> str | Pending:
+def doc_problem(doc: dict, seed: int, secret: int | None = None) -> str | Pending:
     """Why a logged doc is not a doc of this package for its task and the declared seed, or (when its record is
-    plausible) what regenerating it needs: ``regeneration_problem`` finishes the check."""
+    plausible) what regenerating it needs: ``regeneration_problem`` finishes the check. ``secret``: the private seed
+    the docs were generated from (``seed`` is then the masked value they carry)."""
     problem = version_problem(doc)
     if problem is not None:
         return problem
@@ -152,7 +156,8 @@ def doc_problem(doc: dict, seed: int) -> str | Pending:
         return f"made with knobs other than the registered task's ({', '.join(changed)})"
     order = (doc["family"], *(family.regeneration_key(doc) if family.regeneration_key else ()), doc["task"],
              int(doc["index"]))
-    return Pending(order, "", doc["task"], config, seed, doc["split"], int(doc["index"]), content_hash(doc))
+    return Pending(order, "", doc["task"], config, seed if secret is None else secret, doc["split"], int(doc["index"]),
+                   content_hash(doc), secret is not None)
 
 
 def regeneration_problem(pending: Pending, caches: dict) -> str | None:
@@ -165,6 +170,10 @@ def regeneration_problem(pending: Pending, caches: dict) -> str | None:
     task = dataclasses.replace(get_task(pending.task), config=pending.config, seed=pending.seed)
     key = (pending.task, pending.config, pending.seed, pending.split)
     try:
+        if pending.private:  # the private seed never reaches the disk: no doc cache
+            regenerated = mask_row(generate_row(task, pending.index, pending.split), pending.seed)
+            return None if content_hash(regenerated) == pending.fingerprint else (
+                "differs from its regeneration on the private seed (its content hash does not match)")
         if key not in caches:
             caches[key] = open_doc_cache(task, pending.split)
         cache = caches[key]
@@ -206,6 +215,9 @@ def _validate_folder(name: str, folder: Path, progress) -> Verdict:
         problems.append(f"{len(runs)} lm-eval runs ({', '.join(models)}); allowed: one run of one model")
     subset = bool(metadata.get("subset", False))
     seed = metadata["seed"]
+    secret, secret_problem = _private_seed_for(metadata)
+    if secret_problem:
+        return Verdict(name, (*problems, secret_problem), metadata, tasks=tuple(tasks))
     tallies: dict[str, _TaskTally] = defaultdict(_TaskTally)
     seen: set[tuple[str, str]] = set()
     foreign: set[str] = set()
@@ -220,7 +232,7 @@ def _validate_folder(name: str, folder: Path, progress) -> Verdict:
             continue
         seen.add(key)
         docs += 1
-        checked = doc_problem(doc, seed)
+        checked = doc_problem(doc, seed, secret)
         if isinstance(checked, Pending):
             pending.append(dataclasses.replace(checked, where=where))
         else:
@@ -247,6 +259,26 @@ def _validate_folder(name: str, folder: Path, progress) -> Verdict:
     problems += _claim_problems(runs, claims, tallies)
     return Verdict(name, tuple(problems), metadata, models[0] if len(models) == 1 else ", ".join(models),
                    tuple(tasks), docs, tuple(str(run.folder) for run in runs))
+
+
+def _private_seed_for(metadata: dict) -> tuple[int | None, str | None]:
+    """The private seed a submission ran on (from LURCH_PRIVATE_SEED), or why it cannot be checked."""
+    declared = metadata.get("private_seed_sha256")
+    if declared is None:
+        return None, None
+    try:
+        secret = private_seed()
+    except ValueError as error:
+        return None, str(error)
+    if secret is None:
+        return None, (f"submission.json: private_seed_sha256 {declared[:12]}...: the run used a private seed; allowed: "
+                      f"validate with {PRIVATE_ENV} set to it")
+    if seed_sha256(secret) != declared:
+        return None, (f"{PRIVATE_ENV} is not the seed this submission ran on (its SHA-256 differs from "
+                      f"{declared[:12]}...)")
+    if metadata["seed"] != masked_seed(secret):
+        return None, f"submission.json: seed must be the masked value the private docs carry ({masked_seed(secret)})"
+    return secret, None
 
 
 def _coverage_problems(tasks: list[str], tallies: dict[str, _TaskTally], subset: bool, metadata: dict,
