@@ -304,7 +304,7 @@ def cmd_leaderboard_validate(args: argparse.Namespace) -> int:
     for path in args.submissions:
         started = time.monotonic()
         with tqdm(unit="doc", desc=f"validating {Path(path).name}", disable=args.quiet) as bar:
-            verdict = validate(Path(path), progress=bar.update)
+            verdict = validate(Path(path), progress=bar.update, workers=args.num_proc)
         seconds = time.monotonic() - started
         if verdict.ok:
             print(f"{path}: pass ({verdict.model}, {len(verdict.tasks)} tasks, {verdict.docs} docs regenerated and "
@@ -324,7 +324,8 @@ def cmd_leaderboard_build(args: argparse.Namespace) -> int:
 
     verdicts, table = build([Path(p) for p in args.submissions], Path(args.out),
                             options=Options(reps=args.bootstrap, seed=args.seed), overwrite=args.overwrite,
-                            progress=None if args.quiet else lambda message: print(message, file=sys.stderr))
+                            progress=None if args.quiet else lambda message: print(message, file=sys.stderr),
+                            workers=args.num_proc)
     for verdict in verdicts:
         if not verdict.ok:
             print(f"lurch: note: {verdict.submission} is left out: {verdict.problems[0]}"
@@ -501,6 +502,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "regenerated and hash-compared, coverage, every output re-scored against the claimed "
                          "results; exit 1 with every reason on a failure")
     q.add_argument("submissions", nargs="+", metavar="SUB", help="submission folder, .zip or .tar.gz")
+    q.add_argument("--num-proc", type=_positive, default=2, metavar="N",
+                   help="worker processes that regenerate docs (default 2; the verdict does not depend on it)")
     q.add_argument("--quiet", action="store_true", help="no progress bar")
     q.set_defaults(func=cmd_leaderboard_validate)
     q = board.add_parser("build", help="validate submissions and rank those that pass: overall and per family, by "
@@ -512,6 +515,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "1000)")
     q.add_argument("--seed", type=_non_negative, default=0, help="bootstrap seed (default 0)")
     q.add_argument("--overwrite", action="store_true", help="replace the files of an earlier build in --out")
+    q.add_argument("--num-proc", type=_positive, default=2, metavar="N", help="worker processes that regenerate docs")
     q.add_argument("--quiet", action="store_true", help="no progress lines")
     q.set_defaults(func=cmd_leaderboard_build)
     q = board.add_parser("private-seed", help="print the submission.json fields (masked seed, SHA-256) of the private "

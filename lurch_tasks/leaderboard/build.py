@@ -145,7 +145,7 @@ def _records(table: pd.DataFrame) -> list[dict]:
 
 
 def build(submissions: list[Path], out: Path, *, options: Options | None = None, overwrite: bool = False,
-          progress: Callable[[str], None] | None = None) -> tuple[list[Verdict], str]:
+          progress: Callable[[str], None] | None = None, workers: int = 1) -> tuple[list[Verdict], str]:
     """Validate every submission, rank those that pass, write the board into ``out``; return every verdict and the
     overall table as Markdown."""
     options = options or Options()
@@ -154,7 +154,7 @@ def build(submissions: list[Path], out: Path, *, options: Options | None = None,
     for path in submissions:
         if progress is not None:
             progress(f"validating {path}")
-        verdict = validate(path)
+        verdict = validate(path, workers=workers)
         if verdict.ok:
             model = verdict.metadata["model"]
             twin = next((e for e in entries if e.verdict.metadata["model"] == model), None)

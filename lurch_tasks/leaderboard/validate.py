@@ -25,12 +25,13 @@ from pathlib import Path
 from .. import __version__
 from ..analysis.runs import Run, find_runs, iter_samples, version_problem
 from ..core.config import config_from_mapping
-from ..core.generation import generate_row, task_size
+from ..core.generation import task_size
 from ..core.instance import content_hash
 from ..core.private import ENV as PRIVATE_ENV
-from ..core.private import mask_row, masked_seed, private_seed, seed_sha256
+from ..core.private import masked_seed, private_seed, seed_sha256
 from ..core.registry import all_families, all_tasks, get_family, get_task
 from ..harness.tasks import process_results
+from .regenerate import Pending, regeneration_problems
 from .submission import opened, read_submission_json
 
 TOLERANCE = 1e-9
@@ -121,25 +122,10 @@ class _TaskTally:
         return self.sums[name] / self.counts[name] if self.counts.get(name) else math.nan
 
 
-@dataclass(frozen=True)
-class Pending:
-    """A logged doc to regenerate: everything needed, and its fingerprint (the doc itself is not kept)."""
-
-    order: tuple
-    where: str
-    task: str
-    config: object
-    seed: int
-    split: str
-    index: int
-    fingerprint: str
-    private: bool = False  # ``seed`` is the private seed: regenerate without the doc cache and mask the row
-
-
 def doc_problem(doc: dict, seed: int, secret: int | None = None) -> str | Pending:
     """Why a logged doc is not a doc of this package for its task and the declared seed, or (when its record is
-    plausible) what regenerating it needs: ``regeneration_problem`` finishes the check. ``secret``: the private seed
-    the docs were generated from (``seed`` is then the masked value they carry)."""
+    plausible) what regenerating it needs (``regenerate.regeneration_problems`` finishes the check). ``secret``: the
+    private seed the docs were generated from (``seed`` is then the masked value they carry)."""
     problem = version_problem(doc)
     if problem is not None:
         return problem
@@ -160,44 +146,17 @@ def doc_problem(doc: dict, seed: int, secret: int | None = None) -> str | Pendin
                    content_hash(doc), secret is not None)
 
 
-def regeneration_problem(pending: Pending, caches: dict) -> str | None:
-    """Whether the doc regenerated from (task, config, seed, split, index) has the logged doc's fingerprint.
-
-    Rows come from this machine's doc cache (``harness.doc_cache``: written by this very generator code, keyed by a
-    stamp of it, every row CRC-checked) when an earlier run generated them, and are generated and added otherwise."""
-    from ..harness.doc_cache import open_doc_cache
-
-    task = dataclasses.replace(get_task(pending.task), config=pending.config, seed=pending.seed)
-    key = (pending.task, pending.config, pending.seed, pending.split)
-    try:
-        if pending.private:  # the private seed never reaches the disk: no doc cache
-            regenerated = mask_row(generate_row(task, pending.index, pending.split), pending.seed)
-            return None if content_hash(regenerated) == pending.fingerprint else (
-                "differs from its regeneration on the private seed (its content hash does not match)")
-        if key not in caches:
-            caches[key] = open_doc_cache(task, pending.split)
-        cache = caches[key]
-        regenerated = cache.get(pending.index)
-        if regenerated is None:
-            regenerated = generate_row(task, pending.index, pending.split)
-            cache.put(pending.index, regenerated)
-    except (ValueError, OSError) as error:  # e.g. a tokenizer this machine does not have
-        return f"cannot be regenerated here ({error})"
-    if content_hash(regenerated) != pending.fingerprint:
-        return "differs from its regeneration (its content hash does not match)"
-    return None
-
-
-def validate(path: Path, progress: Callable[[int], None] | None = None) -> Verdict:
-    """Every check of the module docstring on the submission at ``path`` (folder or archive)."""
+def validate(path: Path, progress: Callable[[int], None] | None = None, workers: int = 1) -> Verdict:
+    """Every check of the module docstring on the submission at ``path`` (folder or archive); ``workers`` processes
+    regenerate the docs."""
     try:
         with opened(path) as folder:
-            return _validate_folder(str(path), folder, progress)
+            return _validate_folder(str(path), folder, progress, workers)
     except ValueError as error:
         return Verdict(str(path), (str(error),))
 
 
-def _validate_folder(name: str, folder: Path, progress) -> Verdict:
+def _validate_folder(name: str, folder: Path, progress, workers: int) -> Verdict:
     metadata, problems = read_submission_json(folder)
     if metadata is None:
         return Verdict(name, tuple(problems))
@@ -240,16 +199,7 @@ def _validate_folder(name: str, folder: Path, progress) -> Verdict:
         tally = tallies[sample.task]
         tally.indices.add(int(doc["index"]))
         tally.add(process_results(doc, [sample.output], sample.task))
-    # Regenerated in an order that keeps docs sharing costly work together (a RECON case and its 16 questions).
-    caches: dict = {}
-    for item in sorted(pending, key=lambda p: p.order):
-        problem = regeneration_problem(item, caches)
-        if problem is not None:
-            problems.append(f"{item.where}: {problem}")
-        if progress is not None:
-            progress(1)
-    for cache in caches.values():
-        cache.save()
+    problems += regeneration_problems(pending, workers, progress)
     problems += [f"samples of {t}: not a lurch-tasks task; allowed: lurch-tasks tasks only" for t in sorted(foreign)]
     try:
         claims = [read_claims(run) for run in runs]
