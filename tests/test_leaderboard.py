@@ -100,6 +100,12 @@ def _stale_version(folder: Path) -> None:
     _edit_line(_samples(folder, "memory_drift_clique"), lambda r: r["doc"].update(family_version="0.0.9"))
 
 
+def _duplicate_doc(folder: Path) -> None:
+    path = _samples(folder, "recon_conflict")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    path.write_text("\n".join([*lines, lines[0]]) + "\n", encoding="utf-8")
+
+
 def _malformed_metadata(folder: Path) -> None:
     (folder / "submission.json").write_text(json.dumps({**SUBMISSION, "seed": "zero", "contact": None}))
 
@@ -113,6 +119,7 @@ def _malformed_metadata(folder: Path) -> None:
                    "submission.json declares seed 0"]),
     (_stale_version, ["memory_drift_clique doc graph_reconstruction/memory_drift_clique/test/0: family_version 0.0.9 "
                       "differs from the installed"]),
+    (_duplicate_doc, ["recon_conflict doc recon/recon_conflict/test/0: logged twice"]),
     (_malformed_metadata, ["submission.json: contact: None is not of type 'string'",
                            "submission.json: seed: 'zero' is not of type 'integer'"]),
 ])

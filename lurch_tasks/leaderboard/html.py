@@ -56,10 +56,13 @@ def is_empty(value: object) -> bool:
 
 
 def format_value(value: Value) -> str:
-    """How a single value reads: floats to 3 decimals, ints as ints, empty for None/NaN."""
+    """How a single value reads: floats to 3 decimals (whole ones of 1,000 or more, such as token lengths, without),
+    ints as ints, empty for None/NaN."""
     if is_empty(value):
         return ""
     if isinstance(value, float):
+        if value.is_integer() and abs(value) >= 1000:
+            return f"{value:.0f}"
         return f"{value:.{DECIMALS}f}"
     return str(value)
 
