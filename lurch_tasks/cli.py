@@ -138,8 +138,12 @@ def cmd_materialize(args: argparse.Namespace) -> int:
 def cmd_push(args: argparse.Namespace) -> int:
     from .hub.upload import push
 
-    files = push(Path(args.folder), args.repo_id, dry_run=args.dry_run, private=args.private)
-    verb = "would upload" if args.dry_run else "uploaded"
+    return _print_uploads(push(Path(args.folder), args.repo_id, dry_run=args.dry_run, private=args.private),
+                          args.dry_run)
+
+
+def _print_uploads(files: list[str], dry_run: bool) -> int:
+    verb = "would upload" if dry_run else "uploaded"
     for name in files:
         print(f"{verb} {name}")
     return 0
@@ -350,11 +354,8 @@ def cmd_leaderboard_private_seed(args: argparse.Namespace) -> int:
 def cmd_leaderboard_push(args: argparse.Namespace) -> int:
     from .leaderboard.build import push
 
-    files = push(Path(args.folder), args.repo_id, dry_run=args.dry_run, private=args.private)
-    verb = "would upload" if args.dry_run else "uploaded"
-    for name in files:
-        print(f"{verb} {name}")
-    return 0
+    return _print_uploads(push(Path(args.folder), args.repo_id, dry_run=args.dry_run, private=args.private),
+                          args.dry_run)
 
 
 def cmd_tasks_path(args: argparse.Namespace) -> int:

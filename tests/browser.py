@@ -102,6 +102,17 @@ def browser_unavailable_reason() -> str | None:
     return None
 
 
+def require_browser() -> None:
+    """In a test: skip when no headless browser is installed, but fail under CI (``CI`` set), where one must be."""
+    import pytest
+
+    reason = browser_unavailable_reason()
+    if reason:
+        if os.environ.get("CI"):
+            pytest.fail(f"no headless browser under CI: {reason}", pytrace=False)
+        pytest.skip(reason)
+
+
 def png_size(path: Path) -> tuple[int, int]:
     """(width, height) from a PNG's IHDR chunk, which the format requires to come first."""
     head = Path(path).read_bytes()[:24]

@@ -4,7 +4,6 @@ tests skip, except under CI, where they fail: CI installs Chromium, so its absen
 
 from __future__ import annotations
 
-import os
 import struct
 import time
 import zlib
@@ -13,11 +12,11 @@ from pathlib import Path
 import pytest
 from browser import (
     BrowserTimeout,
-    browser_unavailable_reason,
     check_page,
     leftover_browser_processes,
     open_page,
     page_script,
+    require_browser,
 )
 
 WIDTH, HEIGHT = 400, 300  # a small viewport keeps each check cheap
@@ -25,11 +24,7 @@ WIDTH, HEIGHT = 400, 300  # a small viewport keeps each check cheap
 
 @pytest.fixture(autouse=True)
 def browser_here():
-    reason = browser_unavailable_reason()
-    if reason:
-        if os.environ.get("CI"):
-            pytest.fail(f"no headless browser under CI: {reason}", pytrace=False)
-        pytest.skip(reason)
+    require_browser()
     yield
     assert leftover_browser_processes() == [], "a browser or driver process outlived its check"
 

@@ -175,9 +175,8 @@ def test_schema_names_every_problem():
 
 
 def test_build_ranks_valid_submissions_only_and_the_page_sorts(submission, tmp_path):
-    import os
 
-    from browser import browser_unavailable_reason, check_page, open_page
+    from browser import check_page, open_page, require_browser
 
     weaker = tmp_path / "random"
     done = run("eval", "--model", "lurch-random", "--tasks", "memory_drift", "--limit", str(LIMIT), "--log_samples",
@@ -207,11 +206,7 @@ def test_build_ranks_valid_submissions_only_and_the_page_sorts(submission, tmp_p
     refused = run("leaderboard", "push", str(tmp_path), "--repo-id", "org/board", "--dry-run")
     assert refused.returncode == 2 and "has no .lurch-leaderboard.json" in refused.stderr
 
-    reason = browser_unavailable_reason()
-    if reason:
-        if os.environ.get("CI"):
-            pytest.fail(f"no headless browser under CI: {reason}", pytrace=False)
-        pytest.skip(reason)
+    require_browser()
     check = check_page(out / "index.html", tmp_path / "board.png", width=1200, height=900)
     assert check.console_errors == [] and check.screenshot_size == (1200, 900)
     assert "lurch-solver" in check.text and "lurch-random" in check.text

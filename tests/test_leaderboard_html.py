@@ -7,13 +7,12 @@ test_browser_helper.py)."""
 from __future__ import annotations
 
 import math
-import os
 import re
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from browser import browser_unavailable_reason, check_page, leftover_browser_processes, open_page
+from browser import check_page, leftover_browser_processes, open_page, require_browser
 
 from lurch_tasks.leaderboard.html import Column, LeaderboardTable, cell_text, render_index, sort_key
 
@@ -157,11 +156,7 @@ def test_bad_tables_are_refused():
 
 @pytest.fixture
 def browser_here():
-    reason = browser_unavailable_reason()
-    if reason:
-        if os.environ.get("CI"):
-            pytest.fail(f"no headless browser under CI: {reason}", pytrace=False)
-        pytest.skip(reason)
+    require_browser()
     yield
     assert leftover_browser_processes() == [], "a browser or driver process outlived its check"
 

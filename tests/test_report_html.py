@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from browser import browser_unavailable_reason, check_page, leftover_browser_processes
+from browser import check_page, leftover_browser_processes, require_browser
 from hf_tiny import build_tiny_gpt2
 
 pytestmark = pytest.mark.slow
@@ -89,11 +88,7 @@ def test_report_has_every_section_table_and_figure(report):
 
 
 def test_report_renders_in_headless_chromium(report, tmp_path):
-    reason = browser_unavailable_reason()
-    if reason:
-        if os.environ.get("CI"):
-            pytest.fail(f"no headless browser under CI: {reason}", pytrace=False)
-        pytest.skip(reason)
+    require_browser()
     shot = tmp_path / "report.png"
     check = check_page(report / "report.html", shot, width=1280, height=1600, full_page=True)
     assert check.console_errors == []
