@@ -23,7 +23,6 @@ from ..scoring.judge import JudgeConfig, ask_judge
 from .runs import Run, Sample, iter_samples, version_problem
 
 METRICS = ("score", "memory_drift", "precision", "recall", "f1", "accuracy", "abstain_rate")
-KEY_COLUMNS = ("model", "task", "family", "instance", "index", "answer_format")
 
 
 @dataclass(frozen=True)
