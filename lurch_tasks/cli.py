@@ -127,12 +127,72 @@ def _progress(items, desc: str, enabled: bool):
 
 
 def cmd_materialize(args: argparse.Namespace) -> int:
-    from .hub.build import materialize
+    from .hub.build import check_materialize_args, materialize
+    from .hub.shards import finalize, write_shard
+    from .hub.store import Store
 
-    out = materialize(args.config, args.out, num_proc=args.num_proc, overrides=_parse_sets(args.set),
-                      seed=args.seed, limit=args.limit, progress=not args.quiet, overwrite=args.overwrite)
+    progress = not args.quiet
+    if args.finalize is not None:
+        for flag, value in (("--config", args.config), ("--out", args.out), ("--shard", args.shard),
+                            ("--max-rows-per-file", args.max_rows_per_file),
+                            ("--num-shards", args.num_shards), ("--limit", args.limit), ("--set", args.set),
+                            ("--seed", args.seed)):
+            if value is not None:
+                raise ValueError(f"{flag}: not allowed with --finalize (the run's own options are in its plan); "
+                                 "allowed: --finalize DIR [--overwrite] [--quiet]")
+        print(f"wrote {finalize(args.finalize, overwrite=args.overwrite, progress=progress)}")
+        return 0
+    for flag, value in (("--config", args.config), ("--out", args.out)):
+        if value is None:
+            raise ValueError(f"{flag}: missing; allowed: --config NAME [--config NAME ...] --out DIR, or --finalize "
+                             "DIR")
+    check_materialize_args(args.config, args.out, args.num_proc)
+    if args.backend == "ray":
+        from .hub.ray_backend import materialize_ray, require_ray
+
+        require_ray()
+        if args.shard is not None:
+            raise ValueError("--shard: not allowed with --backend ray (Ray runs every shard); allowed: --num-shards N")
+        written = materialize_ray(_request(args), args.out, num_shards=args.num_shards, address=args.address,
+                                  resume=args.resume, overwrite=args.overwrite, progress=progress)
+        print(f"wrote {written}")
+        return 0
+    if args.address is not None:
+        raise ValueError("--address: only with --backend ray; allowed: --backend ray --address ADDR")
+    if args.shard is not None or args.num_shards is not None:
+        if args.shard is None or args.num_shards is None:
+            raise ValueError("--shard / --num-shards: give both (shard I of N, I from 0), or neither")
+        result = write_shard(_request(args), args.out, args.shard, args.num_shards, num_proc=args.num_proc,
+                             resume=args.resume, overwrite=args.overwrite, progress=progress)
+        reused = f", kept {len(result.reused)} finished earlier" if result.reused else ""
+        print(f"shard {result.shard} of {result.num_shards}: wrote {len(result.written)} file(s){reused}; once every "
+              f"shard is done: lurch materialize --finalize {args.out}")
+        return 0
+    if args.resume:
+        raise ValueError("--resume: only for sharded runs; allowed: with --shard I --num-shards N, or --backend ray")
+    out = Store.at(args.out)
+    if not out.is_local:  # an object store: one shard, then the same finalize as a sharded run
+        write_shard(_request(args), args.out, 0, 1, num_proc=args.num_proc, overwrite=args.overwrite,
+                    progress=progress)
+        print(f"wrote {finalize(args.out, overwrite=args.overwrite, progress=progress)}")
+        return 0
+    out = materialize(args.config, out.root, num_proc=args.num_proc, overrides=_parse_sets(args.set),
+                      seed=args.seed, limit=args.limit, progress=progress, overwrite=args.overwrite,
+                      **_file_rows(args))
     print(f"wrote {out}")
     return 0
+
+
+def _request(args: argparse.Namespace):
+    from .hub.build import check_materialize_args
+    from .hub.plan import MaterializeRequest
+
+    names = check_materialize_args(args.config, args.out, args.num_proc)
+    return MaterializeRequest.create(names, _parse_sets(args.set), args.seed, args.limit, **_file_rows(args))
+
+
+def _file_rows(args: argparse.Namespace) -> dict[str, int]:
+    return {} if args.max_rows_per_file is None else {"max_rows_per_file": args.max_rows_per_file}
 
 
 def cmd_push(args: argparse.Namespace) -> int:
@@ -410,13 +470,35 @@ def build_parser() -> argparse.ArgumentParser:
     add_generation_options(p)
     p.set_defaults(func=cmd_generate)
 
-    p = sub.add_parser("materialize", help="write a Hub-ready folder of Parquet files + dataset card")
-    p.add_argument("--config", required=True, action="append", help="config name (repeatable)")
-    p.add_argument("--out", required=True, help="output folder (created; written atomically; other files kept)")
+    p = sub.add_parser(
+        "materialize", help="write a Hub-ready folder of Parquet files + dataset card (on one machine, in shards, "
+        "or on Ray)", description="Write a Hub-ready folder. The files are the same bytes however the work is split: "
+        "in one process, --num-proc workers, --shard I --num-shards N processes (then --finalize), or --backend ray.")
+    p.add_argument("--config", action="append", help="config name (repeatable; required unless --finalize)")
+    p.add_argument("--out", help="output folder or fsspec URL such as s3://bucket/prefix (created; written "
+                   "atomically; other files kept)")
     p.add_argument("--overwrite", action="store_true",
                    help="replace a README.md or config folder in --out that lurch did not write")
     p.add_argument("--num-proc", type=_positive, default=1, help="worker processes (output bytes do not change)")
     p.add_argument("--limit", type=_positive, default=None, help="only the first N instances of each config")
+    p.add_argument("--max-rows-per-file", type=_positive, default=None, metavar="N",
+                   help="at most N rows per Parquet file (default: files of about 16 MiB of row JSON; smaller files "
+                   "are more units of work for shards)")
+    p.add_argument("--shard", type=_non_negative, default=None, metavar="I",
+                   help="write only shard I (0..N-1) of the run's files into a staging folder beside --out")
+    p.add_argument("--num-shards", type=_positive, default=None, metavar="N",
+                   help="how many shards the run is split into (--backend ray: default one per planned file)")
+    p.add_argument("--finalize", default=None, metavar="DIR",
+                   help="check that every shard of the run into DIR is complete, then write the card and move the "
+                   "folder into place")
+    p.add_argument("--resume", action="store_true",
+                   help="sharded / Ray runs: keep the files a crashed run finished, write only the rest")
+    p.add_argument("--backend", choices=["local", "ray"], default="local",
+                   help="local (default: this machine) or ray (one Ray task per shard; pip install "
+                   "'lurch-tasks[ray]')")
+    p.add_argument("--address", default=None, metavar="ADDR",
+                   help="--backend ray: the cluster to join (auto, HOST:6379, ray://HOST:10001); default: start a "
+                   "local Ray instance for the run")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     add_generation_options(p)
     p.set_defaults(func=cmd_materialize)

@@ -27,12 +27,12 @@ from lurch_tasks.dataset_builders.find_the_origin import FindTheOrigin
 from lurch_tasks.hub import build as hub_build
 from lurch_tasks.hub import card as hub_card
 from lurch_tasks.hub import layout as hub_layout
-from lurch_tasks.hub import materialize, plan_chunks, push, render_card, summarize_folder, validate_folder
+from lurch_tasks.hub import materialize, push, render_card, summarize_folder, validate_folder
 from lurch_tasks.hub import upload as hub_upload
 
 CONFIG = "find_the_origin"
 SMALL = {"context_tokens": [384, 512], "num_samples": 2, "d_values": [-15, -10, -5, -2, 2, 5, 10, 15]}  # 32 rows
-FILE_ROWS = 12  # small files so the folder has several shards (12 + 12 + 8)
+FILE_ROWS = 3  # small files so the folder has many: ceil(32 / 3) = 11 files of 2-3 rows
 
 
 def digests(folder: Path) -> dict[str, str]:
@@ -105,10 +105,6 @@ def test_index_ranges_are_contiguous_and_cover(n: int) -> None:
     assert len(ranges) <= 64 and all(a < b for a, b in ranges)
 
 
-def test_plan_chunks_respects_row_and_byte_limits() -> None:
-    assert plan_chunks([1] * 7, 3, 100) == [(0, 3), (3, 6), (6, 7)]
-    assert plan_chunks([40, 40, 40, 200, 10], 10, 100) == [(0, 2), (2, 3), (3, 4), (4, 5)]
-    assert plan_chunks([], 3, 100) == []
 
 
 # ---------------------------------------------------------------- materialize + load_dataset
@@ -117,7 +113,7 @@ def test_plan_chunks_respects_row_and_byte_limits() -> None:
 def test_folder_layout_and_card(built: Path) -> None:
     assert sorted(p.name for p in built.iterdir()) == ["README.md", CONFIG, "lurch-manifest.json"]
     names = sorted(p.name for p in (built / CONFIG).iterdir())
-    assert names == [f"test-0000{k}-of-00003.parquet" for k in range(3)]
+    assert names == [f"test-{k:05d}-of-00011.parquet" for k in range(11)]
     header = front_matter(built / "README.md")
     assert header["license"] == "cc-by-sa-4.0"
     assert set(hub_card.TAGS) <= set(header["tags"]) and header["task_categories"] == ["text-generation"]
@@ -211,7 +207,7 @@ def test_writes_are_atomic_and_keep_other_configs(built: Path, tmp_path: Path, m
         k: v for k, v in original.items() if k.startswith(f"{CONFIG}/")
     }
     assert [c["config_name"] for c in front_matter(out / "README.md")["configs"]] == [CONFIG, "find_the_origin_random"]
-    # Rebuilding a config replaces its whole folder (3 old shards -> 1 new).
+    # Rebuilding a config replaces its whole folder (11 old files -> 1 new).
     materialize([CONFIG], out, overrides=SMALL, limit=4, progress=False)
     assert sorted(p.name for p in (out / CONFIG).iterdir()) == ["test-00000-of-00001.parquet"]
     assert validate_folder(out, progress=False)[CONFIG] == {"rows": 4, "problems": [], "problem_count": 0}
@@ -228,7 +224,7 @@ def test_writes_are_atomic_and_keep_other_configs(built: Path, tmp_path: Path, m
         raise RuntimeError("boom")
 
     with monkeypatch.context() as patch:
-        patch.setattr(hub_build, "_write_config", explode)
+        patch.setattr(hub_build, "write_file", explode)
         with pytest.raises(RuntimeError, match="boom"):
             materialize([CONFIG], out, overrides=SMALL, limit=2, progress=False)
     assert digests(out) == before
@@ -240,7 +236,8 @@ def test_writes_are_atomic_and_keep_other_configs(built: Path, tmp_path: Path, m
 
 def test_push_dry_run_lists_files_without_network(built: Path, no_network: None) -> None:
     files = push(built, "lurch-org/find-the-origin", dry_run=True)
-    assert files == ["README.md", "lurch-manifest.json"] + [f"{CONFIG}/test-0000{k}-of-00003.parquet" for k in range(3)]
+    parquet = [f"{CONFIG}/test-{k:05d}-of-00011.parquet" for k in range(11)]
+    assert files == ["README.md", "lurch-manifest.json", *parquet]
 
 
 def test_push_creates_repo_and_uploads_listed_files(
@@ -325,7 +322,7 @@ def test_validate_folder_passes_a_good_folder(built: Path) -> None:
 def test_validate_folder_finds_a_tampered_answer(built: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     shutil.copytree(built, out)
-    path = out / CONFIG / "test-00001-of-00003.parquet"
+    path = out / CONFIG / "test-00001-of-00011.parquet"
     table = pq.read_table(path)
     answers = table.column("answer").to_pylist()
     answers[0] = json.dumps("notthegoldword")
@@ -334,7 +331,7 @@ def test_validate_folder_finds_a_tampered_answer(built: Path, tmp_path: Path) ->
     result = validate_folder(out, progress=False)[CONFIG]
     assert result["rows"] == 32
     text = "\n".join(result["problems"])
-    assert f"{CONFIG}/test/12: the answer is not the chain's origin" in text
+    assert f"{CONFIG}/test/2: the answer is not the chain's origin" in text  # file 1 holds rows 2..4
     assert "fingerprint" in text
     with pytest.raises(ValueError, match="folder"):
         validate_folder(tmp_path / "missing", progress=False)

@@ -5,18 +5,19 @@ as a buggy generator or a careful hand edit would leave them)."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from lurch_tasks.core.instance import content_hash
 from lurch_tasks.core.rng import canonical_json
-from lurch_tasks.hub import build as hub_build
 from lurch_tasks.hub import layout as hub_layout
 from lurch_tasks.hub import materialize, render_card, summarize_folder, validate_folder
 from lurch_tasks.hub.manifest import (
@@ -24,7 +25,8 @@ from lurch_tasks.hub.manifest import (
     JOURNAL_NAME,
     MANIFEST_NAME,
     build_manifest,
-    config_entry,
+    file_sha256,
+    folder_entry,
     write_json_atomic,
 )
 
@@ -54,30 +56,39 @@ def _rows(folder: Path, config: str) -> list[dict]:
 
 
 def _rewrite_rows(folder: Path, config: str, rows: list[dict]) -> None:
-    """Write ``rows`` as the config's Parquet files with a recomputed count and fingerprint, as the writer
-    would, then recompute the card and the manifest so only the content is wrong."""
-    config_dir = folder / config
-    files = hub_layout.config_files(config_dir)
-    meta, features = hub_layout.file_meta(files[0])
-    table = pq.read_table(files[0]).schema.empty_table().from_pylist(rows, schema=pq.read_schema(files[0]))
-    hashes = [content_hash(row) for row in rows]
-    meta = {**meta, "num_examples": len(rows), "fingerprint": hub_layout.fingerprint(hashes)}
-    shutil.rmtree(config_dir)
-    sizes = [len(canonical_json(row)) for row in rows]
-    hub_build._write_config(iter(table.to_batches()), table.schema, features, meta, sizes, config_dir,
-                            4 if config == ORIGIN else 100_000)
+    """Write ``rows`` into the config's planned Parquet files (the last file absorbs rows added or removed) with a
+    recomputed count, as the writer would, then recompute the card and the manifest (fingerprint included) so only
+    the content is wrong."""
+    files = hub_layout.config_files(folder / config)
+    schema = pq.read_schema(files[0])
+    counts = [pq.read_metadata(path).num_rows for path in files]
+    counts[-1] += len(rows) - sum(counts)
+    start = 0
+    for path, count in zip(files, counts, strict=True):
+        meta = {**hub_layout.file_meta(path)[0], "num_examples": len(rows)}
+        metadata = {**schema.metadata, hub_layout.META_KEY: canonical_json(meta).encode("ascii")}
+        table = pa.Table.from_pylist(rows[start : start + count], schema=schema.with_metadata(metadata))
+        pq.write_table(table, path, **hub_layout.PARQUET_OPTIONS)
+        start += count
     _recompute_card_and_manifest(folder)
 
 
+def _summaries(folder: Path) -> list:
+    """The folder's summaries with fingerprints recomputed from the rows on disk."""
+    return [dataclasses.replace(s, fingerprint=hub_layout.fingerprint(map(content_hash, _rows(folder, s.name))))
+            for s in summarize_folder(folder)]
+
+
 def _recompute_card_and_manifest(folder: Path, card: bool = True) -> None:
+    summaries = _summaries(folder)
     if card:
-        (folder / CARD_NAME).write_text(render_card(summarize_folder(folder)), encoding="utf-8")
-    _recompute_manifest(folder)
+        (folder / CARD_NAME).write_text(render_card(summaries), encoding="utf-8")
+    _recompute_manifest(folder, summaries)
 
 
-def _recompute_manifest(folder: Path) -> None:
-    entries = {s.name: config_entry(folder, s.name, s.meta) for s in summarize_folder(folder)}
-    write_json_atomic(folder / MANIFEST_NAME, build_manifest(folder, entries, "test"))
+def _recompute_manifest(folder: Path, summaries: list | None = None) -> None:
+    entries = {s.name: folder_entry(folder, s) for s in summaries or _summaries(folder)}
+    write_json_atomic(folder / MANIFEST_NAME, build_manifest(file_sha256(folder / CARD_NAME), entries, "test"))
 
 
 def _row_fault(config: str, mutate: Callable[[list[dict]], None]) -> Callable[[Path], None]:

@@ -5,19 +5,29 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
+_UMASK = os.umask(0o022)  # read once (os.umask can only read by setting), then restored
+os.umask(_UMASK)
+
 
 @contextmanager
 def atomic_output(path: Path, binary: bool = False) -> Iterator[IO[Any]]:
     """A text (or ``binary``) handle whose content replaces ``path`` only when the block ends without an
     exception (including KeyboardInterrupt): an existing file is never truncated and no partial file is left."""
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    # A Ctrl-C between creating the temporary file and entering ``try`` would leave it behind: hold signals there.
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
     try:
+        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+    try:
+        os.chmod(temporary, 0o666 & ~_UMASK)  # mkstemp's 0600 would make the result private to its writer
         with (os.fdopen(handle, "wb") if binary else os.fdopen(handle, "w", encoding="utf-8")) as out:
             yield out
             out.flush()

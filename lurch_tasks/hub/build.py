@@ -1,52 +1,28 @@
-"""``lurch materialize``: run a family builder per config and write deterministic Parquet plus the card."""
+"""``lurch materialize``: plan the files, write them (in this process, in worker processes, in shards or on Ray),
+then finalize: measure what covers all files (fingerprints, the card's shortcut audit), write the card and the
+manifest, and move the folder into place."""
 
 from __future__ import annotations
 
-import json
+import hashlib
+import multiprocessing
 import os
 import shutil
 import signal
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import datasets
-import pyarrow as pa
 import pyarrow.parquet as pq
-from datasets.naming import filenames_for_dataset_split
 
 from .. import __version__
-from ..core.config import config_to_dict
-from ..core.instance import content_hash
-from ..core.rng import canonical_json
 from ..core.shortcuts import TaskAuditor, lines_to_json, spread_indices
 from ..core.workers import mortal_children
-from ..dataset_builders._builder import (
-    SPLIT,
-    builder_class,
-    check_limit,
-    num_rows,
-    release_arrow_memory,
-    resolved_task,
-)
+from ..dataset_builders._builder import builder_class
 from .card import render_card
-from .layout import (
-    HF_META_KEY,
-    MAX_BYTES_PER_FILE,
-    MAX_ROWS_PER_FILE,
-    META_KEY,
-    PARQUET_OPTIONS,
-    ROW_GROUP_BYTES,
-    ROW_GROUP_ROWS,
-    config_dirs,
-    fingerprint,
-    plan_chunks,
-    progress_bars,
-    read_summary,
-    shard_file_name,
-)
+from .layout import AUDIT_ROWS, ConfigSummary, config_dirs, fingerprint, read_summary
 from .manifest import (
     CARD_NAME,
     JOURNAL_NAME,
@@ -61,166 +37,189 @@ from .manifest import (
     read_manifest,
     write_json_atomic,
 )
+from .plan import MAX_ROWS_PER_FILE, MaterializeRequest, PlannedFile
+from .store import Store
+from .write import FileRecord, config_meta, features_of, write_file
 
-AUDIT_ROWS = 240  # rows the card's shortcut audit reads (evenly spaced)
-
-# ---------------------------------------------------------------- materialize
-
-
-def _arrow_batches(files: Sequence[str]) -> Iterator[pa.RecordBatch]:
-    """Record batches of the builder's Arrow cache files in order, read one at a time (not memory-mapped), so
-    memory stays flat in the number of rows."""
-    for path in files:
-        with pa.OSFile(path, "rb") as source:
-            yield from pa.ipc.open_stream(source)
+# ---------------------------------------------------------------- writing planned files
 
 
-class _RowStats:
-    """One streaming pass over the rows: content hashes, canonical-JSON sizes, the index column, the first
-    row's generation stamps, and the card's shortcut audit of the rows at ``keep`` positions (fed to
-    ``auditor`` as they pass; no row is held after its batch)."""
-
-    STAMPS = ("family_version", "config_hash", "source_hash")
-
-    def __init__(self, batches: Iterator[pa.RecordBatch], keep: Sequence[int], auditor: TaskAuditor) -> None:
-        self.hashes: list[str] = []
-        self.sizes: list[int] = []
-        self.indices: list[int] = []
-        self.first: dict[str, Any] | None = None
-        wanted = set(keep)
-        for batch in batches:
-            for row in batch.to_pylist():
-                position = len(self.hashes)
-                self.hashes.append(content_hash(row))
-                self.sizes.append(len(canonical_json(row)))
-                self.indices.append(row["index"])
-                if self.first is None:
-                    self.first = {key: row[key] for key in self.STAMPS}
-                if position in wanted:
-                    auditor.add(row)
-            del batch
-            release_arrow_memory()
+def _write_in_worker(job: tuple[MaterializeRequest, PlannedFile, Store]) -> FileRecord:
+    return write_file(*job)
 
 
-def _arrow_files(builder: datasets.DatasetBuilder) -> tuple[list[str], pa.Schema]:
-    """The builder's Arrow cache files of the split in row order, and their schema, found without opening them
-    as a Dataset: that memory-maps every record batch (about 40 MiB of pages at 6,400 rows of 16k tokens)."""
-    split = builder.info.splits[SPLIT]
-    files = filenames_for_dataset_split(builder.cache_dir, builder.dataset_name, SPLIT, "arrow", split.shard_lengths)
-    if not files or not all(os.path.isfile(path) for path in files):  # another datasets layout: ask it
-        dataset = builder.as_dataset(split=SPLIT)
-        files = [entry["filename"] for entry in dataset.cache_files]
-        del dataset
-    with pa.OSFile(files[0], "rb") as source:
-        schema = pa.ipc.open_stream(source).schema
-    return files, schema
+def write_files(request: MaterializeRequest, files: Sequence[PlannedFile], store: Store, *, num_proc: int = 1,
+                progress: bool = True, on_record: Callable[[FileRecord], None] | None = None,
+                desc: str = "generating") -> dict[str, FileRecord]:
+    """Write ``files`` into ``store`` (``num_proc`` forked workers, each writing whole files); ``on_record`` sees
+    every finished file in this process. Returns the records by relative path."""
+    from tqdm.auto import tqdm
+
+    records: dict[str, FileRecord] = {}
+    total = sum(f.rows for f in files)
+    with tqdm(total=total, desc=desc, unit="row", disable=not progress or not files) as bar:
+        def done(record: FileRecord) -> None:
+            records[record.path] = record
+            if on_record is not None:
+                on_record(record)
+
+        if num_proc <= 1 or len(files) <= 1:
+            for planned in files:
+                done(write_file(request, planned, store, on_row=lambda: bar.update(1)))
+            return records
+        for planned in files:  # features and stamps are computed once, in the parent, and inherited by the fork
+            features_of(request, planned.config), config_meta(request, planned.config)
+        rows = {f.path: f.rows for f in files}
+        with mortal_children(), multiprocessing.get_context("fork").Pool(min(num_proc, len(files))) as pool:
+            for record in pool.imap_unordered(_write_in_worker, [(request, f, store) for f in files]):
+                done(record)
+                bar.update(rows[record.path])
+    return records
 
 
-def _next_rows(batches: Iterator[pa.RecordBatch], pending: list[pa.RecordBatch], count: int) -> pa.Table:
-    """The next ``count`` rows of the stream as one table; the rest of the last batch stays in ``pending``."""
-    taken, have = [], 0
-    while have < count:
-        batch = pending.pop(0) if pending else next(batches)
-        if have + batch.num_rows > count:
-            cut = count - have
-            pending.insert(0, batch.slice(cut))
-            batch = batch.slice(0, cut)
-        taken.append(batch)
-        have += batch.num_rows
-    return pa.Table.from_batches(taken)
+# ---------------------------------------------------------------- finalizing
 
 
-def _write_config(
-    batches: Iterator[pa.RecordBatch],
-    schema: pa.Schema,
-    features: datasets.Features,
-    meta: dict[str, Any],
-    sizes: Sequence[int],
-    config_dir: Path,
-    max_rows_per_file: int,
-) -> None:
-    """Write the streamed rows as ``config_dir/test-KKKKK-of-NNNNN.parquet`` with fixed cuts and writer options;
-    one row group is in memory at a time."""
-    metadata = {
-        HF_META_KEY: json.dumps({"info": {"features": features.to_dict()}}).encode("utf-8"),
-        META_KEY: canonical_json(meta).encode("ascii"),
-    }
-    schema = schema.with_metadata(metadata)
-    files = plan_chunks(sizes, max_rows_per_file, MAX_BYTES_PER_FILE)
-    config_dir.mkdir(parents=True)
-    pending: list[pa.RecordBatch] = []
-    for shard, (start, stop) in enumerate(files):
-        groups = plan_chunks(sizes[start:stop], ROW_GROUP_ROWS, ROW_GROUP_BYTES)
-        with pq.ParquetWriter(str(config_dir / shard_file_name(shard, len(files))), schema, **PARQUET_OPTIONS) as w:
-            for group_start, group_stop in groups:
-                # One contiguous chunk per column and row group, so page layout cannot depend on how the
-                # build was chunked.
-                group = _next_rows(batches, pending, group_stop - group_start).combine_chunks()
-                w.write_table(group.replace_schema_metadata(metadata), row_group_size=group_stop - group_start)
-                del group
-                release_arrow_memory()
-
-
-def _build_config(
-    name: str,
-    build_dir: Path,
-    cache_dir: Path,
-    *,
-    num_proc: int,
-    overrides: Mapping[str, Any] | None,
-    seed: int | None,
-    limit: int | None,
-    max_rows_per_file: int,
-) -> None:
-    """Run the family builder for one config and write its Parquet files into ``build_dir/name``."""
-    task = resolved_task(name, overrides, seed)
-    builder = builder_class(task.family)(
-        cache_dir=str(cache_dir / name),
-        config_name=name,
-        overrides=dict(overrides or {}) or None,
-        seed=seed,
-        limit=limit,
-    )
-    builder.download_and_prepare(num_proc=num_proc if num_proc > 1 else None)
-    files, schema = _arrow_files(builder)  # rows are streamed from the cache files from here on
-    expected = num_rows(task, limit)
+def _audit(request: MaterializeRequest, name: str, build: Store) -> dict[str, Any]:
+    """The shortcut audit of (up to ``AUDIT_ROWS`` evenly spaced of) the rows written, read back from the files."""
+    task = request.task(name)
+    files = request.config_files(name)
+    wanted = sorted(set(spread_indices(sum(f.rows for f in files), AUDIT_ROWS)))
     auditor = TaskAuditor(task)
-    stats = _RowStats(_arrow_batches(files), spread_indices(expected, AUDIT_ROWS), auditor)
-    if stats.indices != list(range(expected)):
-        raise RuntimeError(f"{name}: the builder returned rows out of index order or incomplete")
-    hashes, sizes, first = stats.hashes, stats.sizes, stats.first
-    audit = _shortcut_audit(auditor)
-    meta = {
-        "config_name": name,
-        "task": task.name,
-        "family": task.family,
-        "family_version": first["family_version"],
-        "config_hash": first["config_hash"],
-        "source_hash": first["source_hash"],
-        "seed": task.seed,
-        "seed_override": seed,
-        "overrides": dict(overrides or {}),
-        "limit": limit,
-        "task_size": num_rows(task, None),
-        "num_examples": expected,
-        "fingerprint": fingerprint(hashes),
-        "config": config_to_dict(task.config),
-        "description": task.description,
-        "paper_faithful": task.paper_faithful,
-        "shortcut_audit": audit,
-        "generator": f"lurch-tasks {__version__}",
-    }
-    _write_config(_arrow_batches(files), schema, builder.info.features, meta, sizes, build_dir / name,
-                  max_rows_per_file)
-
-
-def _shortcut_audit(auditor: TaskAuditor) -> dict[str, Any]:
-    """The shortcut audit on (up to ``AUDIT_ROWS`` evenly spaced of) the rows being written, for the card."""
+    for planned in files:
+        inside = [p - planned.start for p in wanted if planned.start <= p < planned.stop]
+        if not inside:
+            continue
+        with build.open(planned.path) as handle:
+            parquet = pq.ParquetFile(handle)
+            first = 0
+            for group in range(parquet.metadata.num_row_groups):
+                size = parquet.metadata.row_group(group).num_rows
+                here = [p - first for p in inside if first <= p < first + size]
+                if here:
+                    table = parquet.read_row_group(group)
+                    for offset in here:
+                        auditor.add(table.slice(offset, 1).to_pylist()[0])
+                    del table
+                first += size
     result = auditor.result()
     return {"rows": result.rows, "passed": result.passed, "lines": lines_to_json(result.lines)}
 
 
-def _check_materialize_args(config_names: object, out_dir: object, num_proc: object) -> list[str]:
+def _summary(request: MaterializeRequest, name: str, records: Mapping[str, FileRecord], build: Store,
+             audit: bool = True) -> ConfigSummary:
+    """A config's summary from its file records (the footers need not be read again) and the audit."""
+    files = request.config_files(name)
+    missing = [f.path for f in files if f.path not in records]
+    if missing:
+        raise RuntimeError(f"{name}: files {missing} were not written; this is a bug")
+    own = [records[f.path] for f in files]
+    meta = config_meta(request, name)
+    if sum(r.num_rows for r in own) != meta["num_examples"]:
+        raise RuntimeError(f"{name}: the files hold {sum(r.num_rows for r in own)} rows, the plan "
+                           f"{meta['num_examples']}; this is a bug")
+    return ConfigSummary(
+        name=name,
+        files=tuple(r.path for r in own),
+        num_examples=meta["num_examples"],
+        num_bytes=sum(r.num_bytes for r in own),
+        download_size=sum(r.size for r in own),
+        features=features_of(request, name),
+        meta=meta,
+        fingerprint=fingerprint(h for r in own for h in r.row_hashes),
+        shortcut_audit=_audit(request, name, build) if audit else None,
+    )
+
+
+def check_request(request: MaterializeRequest) -> None:
+    """Fail fast, before any work: unknown configs, views, bad overrides or seed, missing builders."""
+    for name in request.configs:
+        check_not_view(name)
+        builder_class(request.task(name).family)
+
+
+def card_and_manifest(request: MaterializeRequest, records: Mapping[str, FileRecord], build: Store, *,
+                      kept: Sequence[ConfigSummary] = (), kept_entries: Mapping[str, Any] | None = None,
+                      progress: bool = True) -> tuple[bytes, dict[str, Any]]:
+    """The card and the manifest of the folder the written files make (with configs ``kept`` from earlier runs)."""
+    from tqdm.auto import tqdm
+
+    names = list(request.configs)
+    summaries = [_summary(request, name, records, build)
+                 for name in tqdm(names, desc="auditing", unit="config", disable=not progress or len(names) < 2)]
+    card = render_card([*summaries, *kept]).encode("utf-8")
+    entries = {s.name: config_entry({p: records[p].sha256 for p in s.files}, s) for s in summaries}
+    entries.update(kept_entries or {})
+    return card, build_manifest(hashlib.sha256(card).hexdigest(), entries, f"lurch-tasks {__version__}")
+
+
+def finalize_local(request: MaterializeRequest, staging: Path, records: Mapping[str, FileRecord], out_dir: Path, *,
+                   overwrite: bool, progress: bool = True) -> Path:
+    """Card and manifest for the files in ``staging/build``, then the folder moved into place: a new ``out_dir``
+    with one rename, an existing one config by config under a journal (a killed run is completed by the next)."""
+    names = list(request.configs)
+    recover_interrupted(out_dir)
+    check_ownership(out_dir, names, overwrite)
+    kept = _kept_configs(out_dir, names)
+    previous = (read_manifest(out_dir) or {"configs": {}}) if out_dir.is_dir() else {"configs": {}}
+    build_dir = staging / "build"
+    card, manifest = card_and_manifest(
+        request, records, Store.at(str(build_dir)), kept=[read_summary(d, previous["configs"][d.name]) for d in kept],
+        kept_entries={d.name: previous["configs"][d.name] for d in kept}, progress=progress)
+    (build_dir / CARD_NAME).write_bytes(card)
+    write_json_atomic(build_dir / MANIFEST_NAME, manifest)
+    with _signals_blocked():  # a Ctrl-C waits for the renames, so they finish or (if killed) resume
+        _move_into_place(build_dir, out_dir, names, staging)
+    return out_dir
+
+
+def materialize(
+    config_names: list[str],
+    out_dir: Path,
+    *,
+    num_proc: int = 1,
+    overrides: dict | None = None,
+    seed: int | None = None,
+    limit: int | None = None,
+    progress: bool = True,
+    max_rows_per_file: int = MAX_ROWS_PER_FILE,
+    overwrite: bool = False,
+) -> Path:
+    """Write ``out_dir/<config>/test-*.parquet`` for every config, ``out_dir/README.md`` and the manifest.
+
+    The bytes depend only on (configs, overrides, seed, limit, max_rows_per_file) and the package/pyarrow
+    versions -- not on ``num_proc``, the process, the hash seed or how a sharded run split the work (see
+    ``plan``). Everything is built in a staging folder next to ``out_dir``. A new ``out_dir`` appears with one
+    rename; in an existing one, each rebuilt config and the card are renamed into place under a journal, so a
+    killed run is completed by the next one. Configs of earlier runs that are not rebuilt are kept and listed on
+    the new card; files lurch did not write are never replaced (unless ``overwrite``) nor deleted.
+    """
+    names = check_materialize_args(config_names, out_dir, num_proc)
+    out_dir = Path(out_dir)
+    request = MaterializeRequest.create(names, overrides, seed, limit, max_rows_per_file)
+    check_request(request)
+    remove_stale_staging(out_dir)
+    recover_interrupted(out_dir)
+    check_ownership(out_dir, names, overwrite)
+    kept = _kept_configs(out_dir, names)
+    previous = (read_manifest(out_dir) or {"configs": {}}) if out_dir.is_dir() else {"configs": {}}
+    for d in kept:  # damaged earlier output fails here, before any work
+        read_summary(d, previous["configs"][d.name])
+
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=out_dir.parent))
+    (staging / STAGING_MARKER).write_text(str(os.getpid()), encoding="ascii")
+    try:
+        (staging / "build").mkdir()
+        records = write_files(request, request.files, Store.at(str(staging / "build")), num_proc=num_proc,
+                              progress=progress)
+        finalize_local(request, staging, records, out_dir, overwrite=overwrite, progress=progress)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return out_dir
+
+
+def check_materialize_args(config_names: object, out_dir: object, num_proc: object) -> list[str]:
     names = [config_names] if isinstance(config_names, str) else list(config_names)  # type: ignore[call-overload]
     if not names or not all(isinstance(n, str) for n in names):
         raise ValueError(f"config_names: {config_names!r} is not allowed; allowed: a non-empty list of config names")
@@ -307,72 +306,6 @@ def recover_interrupted(out_dir: Path) -> list[str]:
     _complete_moves(out_dir, journal)
     shutil.rmtree(staging, ignore_errors=True)
     return list(journal["names"])
-
-
-def materialize(
-    config_names: list[str],
-    out_dir: Path,
-    *,
-    num_proc: int = 1,
-    overrides: dict | None = None,
-    seed: int | None = None,
-    limit: int | None = None,
-    progress: bool = True,
-    max_rows_per_file: int = MAX_ROWS_PER_FILE,
-    overwrite: bool = False,
-) -> Path:
-    """Write ``out_dir/<config>/test-*.parquet`` for every config, ``out_dir/README.md`` and the manifest.
-
-    The bytes depend only on (configs, overrides, seed, limit) and the package/pyarrow versions -- not on
-    ``num_proc``, the process or the hash seed. Everything is built in a staging folder next to
-    ``out_dir``. A new ``out_dir`` appears with one rename; in an existing one, each rebuilt config and the
-    card are renamed into place under a journal, so a killed run is completed by the next one. Configs of
-    earlier runs that are not rebuilt are kept and listed on the new card; files lurch did not write are
-    never replaced (unless ``overwrite``) nor deleted.
-    """
-    names = _check_materialize_args(config_names, out_dir, num_proc)
-    out_dir = Path(out_dir)
-    check_limit(limit)
-    if not isinstance(max_rows_per_file, int) or max_rows_per_file < 1:
-        raise ValueError(f"max_rows_per_file: {max_rows_per_file!r} is not allowed; allowed: a positive integer")
-    for name in names:  # fail fast: unknown configs, views, bad overrides/seed, missing builders
-        check_not_view(name)
-        builder_class(resolved_task(name, overrides, seed).family)
-    remove_stale_staging(out_dir)
-    recover_interrupted(out_dir)
-    check_ownership(out_dir, names, overwrite)
-    kept = _kept_configs(out_dir, names)
-    kept_summaries = [read_summary(d) for d in kept]  # damaged earlier output fails here, before any work
-
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=out_dir.parent))
-    (staging / STAGING_MARKER).write_text(str(os.getpid()), encoding="ascii")
-    try:
-        build = staging / "build"
-        build.mkdir()
-        with progress_bars(progress), mortal_children():
-            for name in names:
-                _build_config(
-                    name,
-                    build,
-                    staging / "cache",
-                    num_proc=num_proc,
-                    overrides=overrides,
-                    seed=seed,
-                    limit=limit,
-                    max_rows_per_file=max_rows_per_file,
-                )
-        summaries = [read_summary(build / name) for name in names] + kept_summaries
-        (build / CARD_NAME).write_text(render_card(summaries), encoding="utf-8", newline="\n")
-        entries = {name: config_entry(build, name, read_summary(build / name).meta) for name in names}
-        previous = (read_manifest(out_dir) or {"configs": {}}) if out_dir.is_dir() else {"configs": {}}
-        entries.update({d.name: previous["configs"][d.name] for d in kept})
-        write_json_atomic(build / MANIFEST_NAME, build_manifest(build, entries, f"lurch-tasks {__version__}"))
-        with _signals_blocked():  # a Ctrl-C waits for the renames, so they finish or (if killed) resume
-            _move_into_place(build, out_dir, names, staging)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return out_dir
 
 
 @contextmanager

@@ -199,7 +199,7 @@ def _generation_section(s: ConfigSummary) -> list[str]:
         f"| seed | {meta['seed']} |",
         f"| config_hash | `{meta['config_hash']}` |",
         f"| source_hash | `{meta['source_hash']}` |",
-        f"| fingerprint | `{meta['fingerprint']}` |",
+        f"| fingerprint | `{s.fingerprint}` |",
         f"| overrides of the registered config | `{canonical_json(meta['overrides'])}` |",
         f"| files | {', '.join(f'`{name}`' for name in s.files)} |",
         f"| generator | {meta['generator']} |",
@@ -210,7 +210,7 @@ def _generation_section(s: ConfigSummary) -> list[str]:
         _config_json(meta["config"]),
         "```",
         "",
-        *_validity_section(meta),
+        *_validity_section(meta, s.shortcut_audit),
         "Regenerate (byte-identical with the same lurch-tasks version):",
         "",
         "```bash",
@@ -221,9 +221,8 @@ def _generation_section(s: ConfigSummary) -> list[str]:
     return out
 
 
-def _validity_section(meta: Mapping[str, Any]) -> list[str]:
+def _validity_section(meta: Mapping[str, Any], audit: Mapping[str, Any] | None) -> list[str]:
     """The config's shortcut audit (DESIGN 3.5), measured on the rows of this folder."""
-    audit = meta.get("shortcut_audit")
     if not audit:
         return []
     if meta.get("paper_faithful"):

@@ -8,7 +8,9 @@ Folder layout::
 
 Every Parquet file carries two schema-metadata entries: ``huggingface`` (the datasets Features, so
 ``load_dataset`` restores exact types) and ``lurch`` (canonical JSON describing how the config was
-generated, its row count and fingerprint). The card is rendered from those footers alone.
+generated and its row count, plus the file's own place in the plan under ``file``). What covers all files of a
+config -- its fingerprint and shortcut audit -- is measured when the run is finalized and kept in the manifest;
+the card is rendered from the footers and the manifest.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,9 +30,8 @@ import pyarrow.parquet as pq
 from ..dataset_builders._builder import SPLIT
 
 # ---------------------------------------------------------------- fixed output parameters
-# Changing any of these changes the output bytes: treat them like a format version.
-MAX_ROWS_PER_FILE = 100_000
-MAX_BYTES_PER_FILE = 500 * 2**20  # measured as canonical-JSON bytes of the rows (a content-only estimate)
+# Changing any of these changes the output bytes: treat them like a format version (plan.LAYOUT_VERSION; the file
+# plan's own parameters live in plan.py).
 ROW_GROUP_ROWS = 1_000
 ROW_GROUP_BYTES = 4 * 2**20  # small row groups: materialize holds one at a time, so memory stays flat
 PARQUET_OPTIONS: dict[str, Any] = {
@@ -51,28 +52,11 @@ AUDIT_ROWS = 240  # rows the card's shortcut audit reads (evenly spaced)
 MAX_REPORTED_PROBLEMS = 100
 
 META_KEY = b"lurch"
+FILE_KEY = "file"  # the one entry of a file's ``lurch`` metadata that differs between the files of a config
 HF_META_KEY = b"huggingface"
 CODE_LICENSE = "Apache-2.0"
 TAGS = ["long-context", "reasoning", "synthetic", "lurch"]
 _PART = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
-
-
-def plan_chunks(sizes: Sequence[int], max_rows: int, max_bytes: int) -> list[tuple[int, int]]:
-    """Cut rows into contiguous (start, stop) chunks of at most ``max_rows`` rows and ``max_bytes`` bytes.
-
-    A row larger than ``max_bytes`` gets a chunk of its own. Depends only on the sizes, so the cut is the
-    same however the rows were produced.
-    """
-    chunks: list[tuple[int, int]] = []
-    start, used = 0, 0
-    for position, size in enumerate(sizes):
-        if position > start and (position - start >= max_rows or used + size > max_bytes):
-            chunks.append((start, position))
-            start, used = position, 0
-        used += size
-    if start < len(sizes):
-        chunks.append((start, len(sizes)))
-    return chunks
 
 
 def shard_file_name(shard: int, num_shards: int, split: str = SPLIT) -> str:
@@ -117,7 +101,9 @@ class ConfigSummary:
     num_bytes: int  # uncompressed Parquet data size
     download_size: int  # bytes of the Parquet files
     features: datasets.Features
-    meta: dict[str, Any]  # the ``lurch`` metadata (same in every file of the config)
+    meta: dict[str, Any]  # the ``lurch`` metadata shared by every file of the config (``shared_meta``)
+    fingerprint: str  # SHA-256 over the rows' content hashes in index order (from the manifest)
+    shortcut_audit: dict[str, Any] | None  # the card's shortcut audit of the rows (from the manifest)
 
 
 def config_files(config_dir: Path) -> list[Path]:
@@ -139,19 +125,27 @@ def file_meta(path: Path) -> tuple[dict[str, Any], datasets.Features]:
     return json.loads(metadata[META_KEY]), datasets.Features.from_dict(hf["info"]["features"])
 
 
-def read_summary(config_dir: Path) -> ConfigSummary:
-    """Summary of one config folder from its Parquet footers (no row is read)."""
+def shared_meta(meta: dict[str, Any]) -> dict[str, Any]:
+    """A file's ``lurch`` metadata without its own ``file`` entry: equal for every file of a config."""
+    return {key: value for key, value in meta.items() if key != FILE_KEY}
+
+
+def read_summary(config_dir: Path, entry: dict[str, Any] | None = None) -> ConfigSummary:
+    """Summary of one config folder from its Parquet footers (no row is read) and its manifest ``entry`` (the
+    fingerprint and shortcut audit measured over all files; folders of layout 1 kept them in the footers)."""
     files = config_files(config_dir)
     if not files:
         raise ValueError(f"folder: {config_dir} holds no {SPLIT}-*.parquet files; allowed: a materialized config")
-    meta, features = file_meta(files[0])
+    full, features = file_meta(files[0])
+    meta = shared_meta(full)
     num_examples = num_bytes = 0
     for path in files:
-        if file_meta(path)[0] != meta:
+        if shared_meta(file_meta(path)[0]) != meta:
             raise ValueError(f"folder: {path} was written by another materialize run than {files[0].name}")
         parquet_meta = pq.read_metadata(path)
         num_examples += parquet_meta.num_rows
         num_bytes += sum(parquet_meta.row_group(k).total_byte_size for k in range(parquet_meta.num_row_groups))
+    entry = entry or {}
     return ConfigSummary(
         name=config_dir.name,
         files=tuple(f"{config_dir.name}/{path.name}" for path in files),
@@ -160,11 +154,18 @@ def read_summary(config_dir: Path) -> ConfigSummary:
         download_size=sum(path.stat().st_size for path in files),
         features=features,
         meta=meta,
+        fingerprint=entry.get("fingerprint", meta.get("fingerprint", "")),
+        shortcut_audit=entry.get("shortcut_audit", meta.get("shortcut_audit")),
     )
 
 
-def summarize_folder(folder: Path) -> list[ConfigSummary]:
-    return [read_summary(config_dir) for config_dir in config_dirs(folder)]
+def summarize_folder(folder: Path, manifest: dict[str, Any] | None = None) -> list[ConfigSummary]:
+    """Summaries of every config folder, with the fingerprints and audits of ``manifest`` (default: the folder's)."""
+    if manifest is None:
+        from .manifest import read_manifest
+
+        manifest = read_manifest(folder) or {"configs": {}}
+    return [read_summary(d, manifest["configs"].get(d.name)) for d in config_dirs(folder)]
 
 
 @contextmanager

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ MANIFEST_NAME = "lurch-manifest.json"
 JOURNAL_NAME = ".lurch-journal.json"
 STAGING_MARKER = ".lurch-staging"
 CARD_NAME = "README.md"
-MANIFEST_FORMAT = 1
+MANIFEST_FORMAT = 2  # 2: per-config shortcut_audit (measured over all files when a run is finalized)
 
 
 def file_sha256(path: Path) -> str:
@@ -35,9 +36,8 @@ def file_sha256(path: Path) -> str:
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
-    with atomic_output(path) as out:
-        json.dump(data, out, indent=2, sort_keys=True)
-        out.write("\n")
+    with atomic_output(path, binary=True) as out:
+        out.write(manifest_bytes(data))
 
 
 def read_json(path: Path, what: str) -> Any:
@@ -51,22 +51,36 @@ def read_json(path: Path, what: str) -> Any:
                          "`lurch materialize` wrote") from None
 
 
-def config_entry(folder: Path, name: str, meta: dict[str, Any]) -> dict[str, Any]:
-    files = sorted(p for p in (folder / name).iterdir() if p.is_file())
+def config_entry(files: Mapping[str, str], summary: Any) -> dict[str, Any]:
+    """The manifest entry of a config: ``files`` maps its relative paths to their SHA-256; ``summary`` is its
+    ``layout.ConfigSummary`` (with the fingerprint and shortcut audit measured over all its files)."""
+    meta = summary.meta
     return {
-        "files": {f"{name}/{p.name}": file_sha256(p) for p in files},
-        "rows": meta["num_examples"],
-        "fingerprint": meta["fingerprint"],
+        "files": dict(sorted(files.items())),
+        "rows": summary.num_examples,
+        "fingerprint": summary.fingerprint,
         "family_version": meta["family_version"],
         "config_hash": meta["config_hash"],
         "task": meta["task"],
+        "shortcut_audit": summary.shortcut_audit,
     }
 
 
-def build_manifest(folder: Path, configs: dict[str, dict[str, Any]], generator: str) -> dict[str, Any]:
-    """The manifest of ``folder`` once its card is written: ``configs`` maps names to their entries."""
-    return {"format": MANIFEST_FORMAT, "generator": generator, "card_sha256": file_sha256(folder / CARD_NAME),
+def folder_entry(folder: Path, summary: Any) -> dict[str, Any]:
+    """``config_entry`` with the SHA-256 of the files as they are on disk in ``folder/<config>``."""
+    files = sorted(p for p in (folder / summary.name).iterdir() if p.is_file())
+    return config_entry({f"{summary.name}/{p.name}": file_sha256(p) for p in files}, summary)
+
+
+def build_manifest(card_sha256: str, configs: dict[str, dict[str, Any]], generator: str) -> dict[str, Any]:
+    """The manifest of a folder whose card has ``card_sha256``: ``configs`` maps names to their entries."""
+    return {"format": MANIFEST_FORMAT, "generator": generator, "card_sha256": card_sha256,
             "configs": dict(sorted(configs.items()))}
+
+
+def manifest_bytes(manifest: dict[str, Any]) -> bytes:
+    """The manifest file's bytes (the same on every file system)."""
+    return (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode("utf-8")
 
 
 def read_manifest(folder: Path) -> dict[str, Any] | None:

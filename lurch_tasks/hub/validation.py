@@ -30,8 +30,9 @@ from ..core.registry import get_family
 from ..core.rng import canonical_json
 from ..dataset_builders._builder import SPLIT, resolved_task
 from .card import card_configs, card_header
-from .layout import HASH_BATCH_ROWS, config_dirs, config_files, file_meta, fingerprint, progress_bars
+from .layout import FILE_KEY, HASH_BATCH_ROWS, config_dirs, config_files, file_meta, fingerprint, progress_bars
 from .manifest import CARD_NAME, JOURNAL_NAME, MANIFEST_NAME, file_sha256, read_manifest
+from .plan import LAYOUT_VERSION, MAX_ROWS_PER_FILE, MaterializeRequest
 
 MAX_REPORTED_PROBLEMS = 100
 FOLDER = "(folder)"  # summary key of problems that belong to no single config
@@ -62,7 +63,8 @@ def validate_folder(folder: Path, *, progress: bool = True, load: bool = True) -
     summary: dict[str, dict[str, Any]] = {}
     with tqdm(total=total, desc="validating", unit="row", disable=not progress) as bar:
         for config_dir in dirs:
-            rows, more = _validate_config(config_dir, bar)
+            entry = (manifest or {}).get("configs", {}).get(config_dir.name)
+            rows, more = _validate_config(config_dir, bar, entry)
             problems = per_config.pop(config_dir.name) + more
             if load and not problems:
                 with progress_bars(progress):
@@ -159,7 +161,7 @@ def _card_problems(folder: Path, dirs: list[Path], manifest: dict[str, Any] | No
 # ---------------------------------------------------------------- rows: regenerate and compare
 
 
-def _validate_config(config_dir: Path, bar: Any) -> tuple[int, list[str]]:
+def _validate_config(config_dir: Path, bar: Any, entry: dict[str, Any] | None) -> tuple[int, list[str]]:
     problems: list[str] = []
     hashes: list[str] = []
     files = config_files(config_dir)
@@ -170,6 +172,8 @@ def _validate_config(config_dir: Path, bar: Any) -> tuple[int, list[str]]:
     task, why = _task_of(meta, config_dir.name)
     if why:
         problems.append(why)
+    elif meta is not None and meta.get("layout", 1) >= LAYOUT_VERSION:
+        problems += _plan_problems(config_dir, files, meta)
     family = get_family(task.family) if task is not None else None
     summaries: list[Any] = []
     for path in files:
@@ -192,9 +196,36 @@ def _validate_config(config_dir: Path, bar: Any) -> tuple[int, list[str]]:
             problems.append(f"{config_dir.name}: {len(hashes)} rows, metadata records {meta.get('num_examples')}")
         if task is not None and len(hashes) != _expected_rows(task, meta):
             problems.append(f"{config_dir.name}: {len(hashes)} rows, the generator makes {_expected_rows(task, meta)}")
-        if meta.get("fingerprint") != fingerprint(hashes):
+        recorded = (entry or {}).get("fingerprint", meta.get("fingerprint"))
+        if recorded != fingerprint(hashes):
             problems.append(f"{config_dir.name}: fingerprint of the rows differs from the recorded one")
     return len(hashes), problems
+
+
+def _plan_problems(config_dir: Path, files: list[Path], meta: dict[str, Any]) -> list[str]:
+    """The files are exactly those the plan of the recorded request names, each holding its planned rows."""
+    try:
+        request = MaterializeRequest.create([config_dir.name], meta.get("overrides"), meta.get("seed_override"),
+                                            meta.get("limit"), meta.get("max_rows_per_file", MAX_ROWS_PER_FILE))
+        planned = request.config_files(config_dir.name)
+    except (ValueError, KeyError, TypeError) as error:
+        return [f"{config_dir.name}: cannot rebuild its file plan ({error})"]
+    names = [p.name for p in files]
+    if names != [f.name for f in planned]:
+        missing = sorted({f.name for f in planned} - set(names))
+        extra = sorted(set(names) - {f.name for f in planned})
+        return [f"{config_dir.name}: files differ from the plan (missing {missing}, unplanned {extra})"]
+    problems = []
+    for path, f in zip(files, planned, strict=True):
+        try:
+            own = file_meta(path)[0].get(FILE_KEY, {})
+        except (ValueError, OSError, pa.ArrowException) as error:
+            problems.append(_unreadable(path, error))
+            continue
+        if own.get("rows") != [f.start, f.stop]:
+            problems.append(f"{config_dir.name}/{path.name}: records rows {own.get('rows')}, the plan puts rows "
+                            f"[{f.start}, {f.stop}) there")
+    return problems
 
 
 def _unreadable(path: Path, error: Exception) -> str:

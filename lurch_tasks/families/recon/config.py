@@ -92,5 +92,10 @@ class ReconConfig:
         case, category = divmod(index, per_case)
         return cell_position(case % cases, cases) * per_case + category
 
+    def block_rows(self) -> int:
+        """Rows that belong together (one case's questions): a stored file never splits them, so the case's text is
+        compressed once and generated once."""
+        return len(self.slots())
+
     def size(self) -> int:
         return len(self.cells()) * self.num_samples

@@ -1,0 +1,257 @@
+"""Sharded materialize: ``--shard I --num-shards N`` writes the planned files of shard I (same names, same bytes as
+a one-machine run), ``--finalize`` checks that every shard is there and complete and then writes the card, and
+``--resume`` regenerates only what a crashed run did not finish.
+
+Every shard of a run shares one staging folder beside the output, ``.<OUT>.lurch-shards`` (on the same file
+system: a local folder, NFS, or an fsspec URL such as ``s3://bucket/prefix``)::
+
+    plan.json                                 the request and its plan digest (every shard checks it is the same)
+    build/<config>/test-KKKKK-of-NNNNN.parquet   the planned files, each written under a temporary name and moved
+    records/<config>/test-KKKKK-of-NNNNN.json    per file: SHA-256, sizes, row content hashes (after the move)
+    shards/shard-IIIII-of-NNNNN.json          per shard, once all its files are recorded
+
+Nothing appears in ``OUT`` before the finalize step: a folder that ``lurch validate`` or ``load_dataset`` would
+accept is never incomplete. On a local file system the finalized folder appears with one rename (or config by
+config under the journal, when ``OUT`` already holds other configs); on an object store its files are copied,
+the card and then the manifest last.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import shutil
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from .build import (
+    card_and_manifest,
+    check_ownership,
+    check_request,
+    finalize_local,
+    recover_interrupted,
+    write_files,
+)
+from .manifest import CARD_NAME, MANIFEST_NAME, manifest_bytes
+from .plan import MaterializeRequest, PlannedFile, assign_shards
+from .store import Store
+from .write import FileRecord
+
+SUFFIX = ".lurch-shards"
+PLAN_NAME = "plan.json"
+_MARKER = re.compile(r"shard-(\d{5})-of-(\d{5})\.json")
+
+
+def marker_name(shard: int, num_shards: int) -> str:
+    return f"shard-{shard:05d}-of-{num_shards:05d}.json"
+
+
+def record_name(planned: PlannedFile) -> str:
+    return f"records/{planned.config}/{planned.name[: -len('.parquet')]}.json"
+
+
+def staging_for(out: Store) -> Store:
+    return out.sibling(f".{posixpath.basename(out.root)}{SUFFIX}")
+
+
+def check_shard_args(shard: object, num_shards: object) -> tuple[int, int]:
+    if not (isinstance(num_shards, int) and not isinstance(num_shards, bool) and num_shards >= 1):
+        raise ValueError(f"num_shards: {num_shards!r} is not allowed; allowed: a positive integer")
+    if not (isinstance(shard, int) and not isinstance(shard, bool) and 0 <= shard < num_shards):
+        raise ValueError(f"shard: {shard!r} is not allowed; allowed: 0..{num_shards - 1} (with --num-shards "
+                         f"{num_shards})")
+    return shard, num_shards
+
+
+# ---------------------------------------------------------------- the run's staging folder
+
+
+def check_out(out: Store, request: MaterializeRequest, overwrite: bool) -> None:
+    """Fail before any work when finalizing could not succeed."""
+    if out.is_local:
+        recover_interrupted(Path(out.root))
+        check_ownership(Path(out.root), request.configs, overwrite)
+    elif out.names():
+        raise FileExistsError(f"out: {out.url!r} is not empty; allowed: a new or empty prefix (replacing configs in an "
+                              "existing folder is supported for local folders)")
+
+
+def open_run(out: Store, request: MaterializeRequest) -> Store:
+    """The staging folder of ``request``'s run into ``out``, created on first use; a staging folder of another
+    request (other configs, knobs, seed, limit, or another lurch-tasks plan) is a one-line error."""
+    staging = staging_for(out)
+    stored = staging.read_json(PLAN_NAME)
+    if stored is None:
+        staging.write_json(PLAN_NAME, {"digest": request.digest, "request": request.to_json()})
+        return staging
+    if stored.get("digest") != request.digest:
+        theirs = stored.get("request", {})
+        raise ValueError(f"out: {staging.url!r} holds an unfinished sharded run of another request (configs "
+                         f"{theirs.get('configs')}, overrides {theirs.get('overrides')}, seed {theirs.get('seed')}, "
+                         f"limit {theirs.get('limit')}); allowed: the same --config/--set/--seed/--limit as that run, "
+                         "or delete that staging folder to start over")
+    return staging
+
+
+def stored_request(staging: Store) -> MaterializeRequest:
+    stored = staging.read_json(PLAN_NAME)
+    if stored is None:
+        raise ValueError(f"out: no sharded run to finalize ({staging.url!r} is missing); allowed: a folder whose "
+                         "shards were written with `lurch materialize --shard I --num-shards N --out ...`")
+    request = MaterializeRequest.from_json(stored["request"])
+    if request.digest != stored.get("digest"):
+        raise ValueError(f"out: the run in {staging.url!r} was planned by another lurch-tasks version (plan digests "
+                         "differ); allowed: finalize with the version that wrote the shards")
+    return request
+
+
+def _valid_record(staging: Store, planned: PlannedFile) -> FileRecord | None:
+    """The record of a file that is complete on disk (its size and SHA-256 match), or None."""
+    data = staging.read_json(record_name(planned))
+    path = f"build/{planned.path}"
+    if data is None or not staging.is_file(path):
+        return None
+    record = FileRecord.from_json(data)
+    if record.path != planned.path or staging.size(path) != record.size or staging.sha256(path) != record.sha256:
+        return None
+    return record
+
+
+# ---------------------------------------------------------------- one shard
+
+
+@dataclass(frozen=True)
+class ShardResult:
+    shard: int
+    num_shards: int
+    written: tuple[str, ...]  # files generated by this call
+    reused: tuple[str, ...]  # files a crashed earlier call had finished (--resume)
+
+
+def write_shard(request: MaterializeRequest, out_url: str, shard: int, num_shards: int, *, num_proc: int = 1,
+                resume: bool = False, overwrite: bool = False, progress: bool = True,
+                on_record: Callable[[FileRecord], None] | None = None) -> ShardResult:
+    """Write the planned files of shard ``shard`` of ``num_shards`` into the run's staging folder, record each one,
+    then mark the shard complete. With ``resume``, files already complete are kept and not generated again."""
+    check_shard_args(shard, num_shards)
+    check_request(request)
+    out = Store.at(out_url)
+    check_out(out, request, overwrite)
+    staging = open_run(out, request)
+    files = assign_shards(request.files, num_shards)[shard]
+    own_names = {f.name for f in files}
+    for folder in sorted({f.config for f in files}):  # temporaries of this shard's killed writers
+        staging.remove_temporaries(f"build/{folder}", keep=lambda name: not name.endswith(tuple(own_names)))
+    reused = {f.path: r for f in files if resume and (r := _valid_record(staging, f)) is not None}
+    todo = [f for f in files if f.path not in reused]
+
+    def recorded(record: FileRecord) -> None:
+        planned = next(f for f in files if f.path == record.path)
+        staging.write_json(record_name(planned), record.to_json())
+        if on_record is not None:
+            on_record(record)
+
+    write_files(request, todo, staging.child("build"), num_proc=num_proc, progress=progress, on_record=recorded,
+                desc=f"shard {shard}/{num_shards}")
+    staging.write_json(f"shards/{marker_name(shard, num_shards)}",
+                       {"digest": request.digest, "shard": shard, "num_shards": num_shards,
+                        "files": [f.path for f in files]})
+    return ShardResult(shard, num_shards, tuple(f.path for f in todo), tuple(sorted(reused)))
+
+
+def complete_shards(staging: Store, request: MaterializeRequest, num_shards: int) -> set[int]:
+    """Shards of an N-shard run whose marker is there and whose every file is complete (for --resume)."""
+    done = set()
+    for shard, files in enumerate(assign_shards(request.files, num_shards)):
+        marker = staging.read_json(f"shards/{marker_name(shard, num_shards)}")
+        if marker and marker.get("digest") == request.digest and all(_valid_record(staging, f) for f in files):
+            done.add(shard)
+    return done
+
+
+# ---------------------------------------------------------------- finalize
+
+
+def check_shards(staging: Store, request: MaterializeRequest) -> dict[str, FileRecord]:
+    """Every shard of one --num-shards split present once, each listing its planned files, every file complete;
+    returns the records. Missing, duplicated or foreign shards are one line naming them."""
+    found: dict[int, set[int]] = {}
+    for name in staging.names("shards"):
+        match = _MARKER.fullmatch(name)
+        if match is None:
+            continue
+        shard, count = int(match.group(1)), int(match.group(2))
+        found.setdefault(count, set()).add(shard)
+    if not found:
+        raise ValueError(f"shards: none of the run in {staging.url!r} is complete; allowed: finalize after every "
+                         "`--shard I --num-shards N` run has finished")
+    if len(found) > 1:
+        splits = "; ".join(f"{sorted(shards)} of {count}" for count, shards in sorted(found.items()))
+        raise ValueError(f"shards: duplicated shards from different --num-shards splits ({splits}); allowed: one "
+                         f"--num-shards for every shard of a run (delete the markers of the other split in "
+                         f"{staging.path('shards')})")
+    ((num_shards, present),) = found.items()
+    missing = sorted(set(range(num_shards)) - present)
+    if missing:
+        raise ValueError(f"shards: {len(missing)} of {num_shards} missing: {', '.join(map(str, missing))}; allowed: "
+                         f"run `lurch materialize ... --shard I --num-shards {num_shards}` for each of them, then "
+                         "finalize")
+    assignment = assign_shards(request.files, num_shards)
+    for shard in range(num_shards):
+        marker = staging.read_json(f"shards/{marker_name(shard, num_shards)}") or {}
+        if marker.get("digest") != request.digest or marker.get("files") != [f.path for f in assignment[shard]]:
+            raise ValueError(f"shards: shard {shard} of {num_shards} was written for another plan; allowed: re-run it "
+                             f"with the run's options (`--shard {shard} --num-shards {num_shards}`)")
+    records: dict[str, FileRecord] = {}
+    broken = []
+    for planned in request.files:
+        data = staging.read_json(record_name(planned))
+        path = f"build/{planned.path}"
+        if data is None or not staging.is_file(path) or staging.size(path) != data.get("size"):
+            broken.append(planned.path)
+            continue
+        records[planned.path] = FileRecord.from_json(data)
+    if broken:
+        owners = sorted({k for k, files in enumerate(assignment) for f in files if f.path in broken})
+        raise ValueError(f"shards: {len(broken)} file(s) incomplete or missing ({broken[0]}, ...) in shard(s) "
+                         f"{', '.join(map(str, owners))} of {num_shards}; allowed: re-run those shards with --resume")
+    return records
+
+
+def finalize(out_url: str, *, overwrite: bool = False, progress: bool = True) -> str:
+    """Check the sharded run into ``out_url``, write its card and manifest, and put the folder in place."""
+    out = Store.at(out_url)
+    staging = staging_for(out)
+    request = stored_request(staging)
+    check_request(request)
+    if not staging.exists("build") and _finalized(out, request):  # killed after the move, before the clean-up
+        staging.remove()
+        return out.url
+    records = check_shards(staging, request)
+    if out.is_local:
+        finalize_local(request, Path(staging.root), records, Path(out.root), overwrite=overwrite, progress=progress)
+        shutil.rmtree(staging.root, ignore_errors=True)
+    else:
+        _finalize_remote(request, staging, records, out, progress=progress)
+        staging.remove()
+    return out.url
+
+
+def _finalized(out: Store, request: MaterializeRequest) -> bool:
+    manifest = out.read_json(MANIFEST_NAME) or {}
+    return all(name in manifest.get("configs", {}) for name in request.configs)
+
+
+def _finalize_remote(request: MaterializeRequest, staging: Store, records: Mapping[str, FileRecord], out: Store, *,
+                     progress: bool) -> None:
+    """Copy the files into a new or empty prefix, then the card, then the manifest (which vouches for the rest)."""
+    if out.names():
+        raise FileExistsError(f"out: {out.url!r} is not empty; allowed: a new or empty prefix (replacing configs in an "
+                              "existing folder is supported for local folders)")
+    card, manifest = card_and_manifest(request, records, staging.child("build"), progress=progress)
+    for planned in request.files:
+        out.fs.makedirs(out.path(planned.config), exist_ok=True)
+        out.fs.copy(staging.path(f"build/{planned.path}"), out.path(planned.path))
+    out.write_bytes(CARD_NAME, card)
+    out.write_bytes(MANIFEST_NAME, manifest_bytes(manifest))

@@ -1,0 +1,130 @@
+"""Writing one planned Parquet file: generate its rows in index order, cut row groups at fixed row / byte limits,
+and return the file's record (SHA-256, sizes, the rows' content hashes). The same function runs in a one-machine
+run, in a worker process, in a shard process on another machine and in a Ray task, so the bytes cannot differ."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from typing import Any
+
+import datasets
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .. import __version__
+from ..core.config import config_to_dict
+from ..core.generation import generate_row
+from ..core.rng import canonical_json
+from ..dataset_builders._builder import SPLIT, num_rows, release_arrow_memory, task_features, type_mismatches
+from .layout import FILE_KEY, HF_META_KEY, META_KEY, PARQUET_OPTIONS, ROW_GROUP_BYTES, ROW_GROUP_ROWS
+from .plan import LAYOUT_VERSION, MaterializeRequest, PlannedFile
+from .store import Store
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    """What a written file holds; a sharded run keeps one per file beside the staged data."""
+
+    path: str  # relative POSIX path inside the output folder
+    sha256: str
+    size: int  # bytes on disk
+    num_rows: int
+    num_bytes: int  # uncompressed data size (the sum of the row groups' sizes), as the card reports it
+    row_hashes: tuple[str, ...]  # content hash of every row, in index order
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "row_hashes": list(self.row_hashes)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> FileRecord:
+        return cls(**{**data, "row_hashes": tuple(data["row_hashes"])})
+
+
+@lru_cache(maxsize=32)
+def _stamps(name: str, overrides_json: str, seed: int | None) -> tuple[str, str, str]:
+    from ..dataset_builders._builder import _resolved
+
+    row = generate_row(_resolved(name, overrides_json, seed), 0, SPLIT)
+    return row["family_version"], row["config_hash"], row["source_hash"]
+
+
+def config_meta(request: MaterializeRequest, name: str) -> dict[str, Any]:
+    """The ``lurch`` footer metadata shared by every file of a config: how it was generated (no measured value:
+    the fingerprint and the shortcut audit cover all files and live in the manifest)."""
+    task = request.task(name)
+    family_version, cfg_hash, src_hash = _stamps(name, request.overrides_json, request.seed)
+    return {
+        "config_name": name,
+        "task": task.name,
+        "family": task.family,
+        "family_version": family_version,
+        "config_hash": cfg_hash,
+        "source_hash": src_hash,
+        "seed": task.seed,
+        "seed_override": request.seed,
+        "overrides": request.overrides,
+        "limit": request.limit,
+        "max_rows_per_file": request.max_rows_per_file,
+        "task_size": num_rows(task, None),
+        "num_examples": num_rows(task, request.limit),
+        "config": config_to_dict(task.config),
+        "description": task.description,
+        "paper_faithful": task.paper_faithful,
+        "layout": LAYOUT_VERSION,
+        "generator": f"lurch-tasks {__version__}",
+    }
+
+
+def features_of(request: MaterializeRequest, name: str) -> datasets.Features:
+    return task_features(name, request.overrides or None, request.seed)
+
+
+def write_file(request: MaterializeRequest, planned: PlannedFile, store: Store,
+               on_row: Callable[[], None] | None = None) -> FileRecord:
+    """Generate rows ``planned.start..stop`` and write them as ``store/planned.path``; one row group is in memory
+    at a time. Row groups close at ``ROW_GROUP_ROWS`` rows or before ``ROW_GROUP_BYTES`` of row JSON."""
+    task = request.task(planned.config)
+    features = features_of(request, planned.config)
+    meta = {**config_meta(request, planned.config),
+            FILE_KEY: {"number": planned.number, "count": planned.count, "rows": [planned.start, planned.stop]}}
+    metadata = {
+        HF_META_KEY: json.dumps({"info": {"features": features.to_dict()}}).encode("utf-8"),
+        META_KEY: canonical_json(meta).encode("ascii"),
+    }
+    schema = features.arrow_schema.with_metadata(metadata)
+    hashes: list[str] = []
+    group: list[dict[str, Any]] = []
+    group_bytes = 0
+
+    def flush(writer: pq.ParquetWriter) -> None:
+        nonlocal group, group_bytes
+        if group:
+            writer.write_table(pa.Table.from_pylist(group, schema=schema), row_group_size=len(group))
+        group, group_bytes = [], 0
+        release_arrow_memory()
+
+    with store.writing(planned.path) as sink, pq.ParquetWriter(sink, schema, **PARQUET_OPTIONS) as writer:
+        for index in range(planned.start, planned.stop):
+            row = generate_row(task, index, SPLIT)
+            problems = type_mismatches(row, features)
+            if problems:
+                raise ValueError(f"{row.get('id', index)}: {problems[0]}; allowed: the field types of row 0 (a family "
+                                 "must give every row the same types)")
+            encoded = canonical_json(row).encode("ascii")
+            hashes.append(hashlib.sha256(encoded).hexdigest())
+            if group and (len(group) >= ROW_GROUP_ROWS or group_bytes + len(encoded) > ROW_GROUP_BYTES):
+                flush(writer)
+            group.append(row)
+            group_bytes += len(encoded)
+            if on_row is not None:
+                on_row()
+        flush(writer)
+    with store.open(planned.path) as handle:
+        footer = pq.read_metadata(handle)
+    data_bytes = sum(footer.row_group(k).total_byte_size for k in range(footer.num_row_groups))
+    return FileRecord(planned.path, store.sha256(planned.path), store.size(planned.path), footer.num_rows, data_bytes,
+                      tuple(hashes))
