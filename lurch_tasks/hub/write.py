@@ -19,7 +19,14 @@ from .. import __version__
 from ..core.config import config_to_dict
 from ..core.generation import generate_row
 from ..core.rng import canonical_json
-from ..dataset_builders._builder import SPLIT, num_rows, release_arrow_memory, task_features, type_mismatches
+from ..dataset_builders._builder import (
+    SPLIT,
+    num_rows,
+    release_arrow_memory,
+    resolved_task,
+    task_features,
+    type_mismatches,
+)
 from .layout import FILE_KEY, HF_META_KEY, META_KEY, PARQUET_OPTIONS, ROW_GROUP_BYTES, ROW_GROUP_ROWS
 from .plan import LAYOUT_VERSION, MaterializeRequest, PlannedFile
 from .store import Store
@@ -46,9 +53,7 @@ class FileRecord:
 
 @lru_cache(maxsize=32)
 def _stamps(name: str, overrides_json: str, seed: int | None) -> tuple[str, str, str]:
-    from ..dataset_builders._builder import _resolved
-
-    row = generate_row(_resolved(name, overrides_json, seed), 0, SPLIT)
+    row = generate_row(resolved_task(name, json.loads(overrides_json) or None, seed), 0, SPLIT)
     return row["family_version"], row["config_hash"], row["source_hash"]
 
 
