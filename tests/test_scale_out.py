@@ -16,6 +16,8 @@ from pathlib import Path
 import datasets
 import pytest
 
+from lurch_tasks.core.cells import cell_at
+from lurch_tasks.core.registry import get_family
 from lurch_tasks.hub import MaterializeRequest, assign_shards
 from lurch_tasks.hub import plan as hub_plan
 from lurch_tasks.hub.shards import finalize, staging_for, write_shard
@@ -136,6 +138,17 @@ def test_a_file_never_splits_a_recon_case() -> None:
     per_case = request.task("recon_all").config.block_rows()
     assert per_case == 16 and len(request.files) > 1
     assert all(f.start % per_case == 0 for f in request.files)
+
+
+@pytest.mark.parametrize("name", ["recon_all", "find_the_origin_long", "memory_drift_edge", "implicit_hop_grid"])
+def test_row_sizes_are_each_rows_own_cell_budget(name: str) -> None:
+    # The plan reads one token budget per cell, not per row; it must equal the per-row reading it replaces.
+    task = MaterializeRequest.create([name]).task(name)
+    family = get_family(task.family)
+    rows = task.config.size()
+    expected = [(family.token_target(cell_at(task.config, i)) or hub_plan.FALLBACK_ROW_TOKENS)
+                * hub_plan.BYTES_PER_TOKEN for i in range(rows)]
+    assert hub_plan.estimated_row_sizes(task, rows) == expected
 
 
 @pytest.mark.parametrize("num_shards", [1, 2, 3, 5, 16, 40])

@@ -24,7 +24,7 @@ from functools import cached_property
 from math import ceil
 from typing import Any
 
-from ..core.cells import cell_at
+from ..core.cells import config_cell_position
 from ..core.generation import MAX_SEED
 from ..core.registry import Task, get_family
 from ..core.rng import canonical_json
@@ -114,9 +114,13 @@ class PlannedFile:
         return self.stop - self.start
 
 
-def estimated_row_bytes(task: Task, index: int) -> int:
-    tokens = get_family(task.family).token_target(cell_at(task.config, index))
-    return (tokens or FALLBACK_ROW_TOKENS) * BYTES_PER_TOKEN
+def estimated_row_sizes(task: Task, rows: int) -> list[int]:
+    """The estimated row-JSON bytes of rows 0..rows-1, from their cells' token budgets (one per cell, not per row:
+    a cell list is rebuilt on every ``cells()`` call, and the plan must stay cheap for every worker that needs it)."""
+    cells = task.config.cells()
+    family = get_family(task.family)
+    per_cell = [(family.token_target(cell) or FALLBACK_ROW_TOKENS) * BYTES_PER_TOKEN for cell in cells]
+    return [per_cell[config_cell_position(task.config, index, len(cells))] for index in range(rows)]
 
 
 def number_of_files(rows: int, estimated_bytes: int, max_rows_per_file: int) -> int:
@@ -135,7 +139,7 @@ def plan_config(name: str, task: Task, limit: int | None, max_rows_per_file: int
     """The files of one config: contiguous row ranges of near-equal length, cut between blocks (see the module
     docstring)."""
     rows = num_rows(task, limit)
-    sizes = [estimated_row_bytes(task, index) for index in range(rows)]
+    sizes = estimated_row_sizes(task, rows)
     block = block_rows(task.config)
     blocks = ceil(rows / block)
     wanted = number_of_files(rows, sum(sizes), max_rows_per_file)
