@@ -146,9 +146,10 @@ def write_shard(request: MaterializeRequest, out_url: str, shard: int, num_shard
     reused = {f.path: r for f in files if resume and (r := _valid_record(staging, f)) is not None}
     todo = [f for f in files if f.path not in reused]
 
+    by_path = {f.path: f for f in files}
+
     def recorded(record: FileRecord) -> None:
-        planned = next(f for f in files if f.path == record.path)
-        staging.write_json(record_name(planned), record.to_json())
+        staging.write_json(record_name(by_path[record.path]), record.to_json())
         if on_record is not None:
             on_record(record)
 
@@ -203,15 +204,8 @@ def check_shards(staging: Store, request: MaterializeRequest) -> dict[str, FileR
         if marker.get("digest") != request.digest or marker.get("files") != [f.path for f in assignment[shard]]:
             raise ValueError(f"shards: shard {shard} of {num_shards} was written for another plan; allowed: re-run it "
                              f"with the run's options (`--shard {shard} --num-shards {num_shards}`)")
-    records: dict[str, FileRecord] = {}
-    broken = []
-    for planned in request.files:
-        data = staging.read_json(record_name(planned))
-        path = f"build/{planned.path}"
-        if data is None or not staging.is_file(path) or staging.size(path) != data.get("size"):
-            broken.append(planned.path)
-            continue
-        records[planned.path] = FileRecord.from_json(data)
+    records = {f.path: r for f in request.files if (r := _valid_record(staging, f)) is not None}
+    broken = [f.path for f in request.files if f.path not in records]
     if broken:
         owners = sorted({k for k, files in enumerate(assignment) for f in files if f.path in broken})
         raise ValueError(f"shards: {len(broken)} file(s) incomplete or missing ({broken[0]}, ...) in shard(s) "
