@@ -146,14 +146,14 @@ def cmd_materialize(args: argparse.Namespace) -> int:
         if value is None:
             raise ValueError(f"{flag}: missing; allowed: --config NAME [--config NAME ...] --out DIR, or --finalize "
                              "DIR")
-    check_materialize_args(args.config, args.out, args.num_proc)
+    names = check_materialize_args(args.config, args.out, args.num_proc)
     if args.backend == "ray":
         from .hub.ray_backend import materialize_ray, require_ray
 
         require_ray()
         if args.shard is not None:
             raise ValueError("--shard: not allowed with --backend ray (Ray runs every shard); allowed: --num-shards N")
-        written = materialize_ray(_request(args), args.out, num_shards=args.num_shards, address=args.address,
+        written = materialize_ray(_request(args, names), args.out, num_shards=args.num_shards, address=args.address,
                                   resume=args.resume, overwrite=args.overwrite, progress=progress)
         print(f"wrote {written}")
         return 0
@@ -162,7 +162,7 @@ def cmd_materialize(args: argparse.Namespace) -> int:
     if args.shard is not None or args.num_shards is not None:
         if args.shard is None or args.num_shards is None:
             raise ValueError("--shard / --num-shards: give both (shard I of N, I from 0), or neither")
-        result = write_shard(_request(args), args.out, args.shard, args.num_shards, num_proc=args.num_proc,
+        result = write_shard(_request(args, names), args.out, args.shard, args.num_shards, num_proc=args.num_proc,
                              resume=args.resume, overwrite=args.overwrite, progress=progress)
         reused = f", kept {len(result.reused)} finished earlier" if result.reused else ""
         print(f"shard {result.shard} of {result.num_shards}: wrote {len(result.written)} file(s){reused}; once every "
@@ -172,7 +172,7 @@ def cmd_materialize(args: argparse.Namespace) -> int:
         raise ValueError("--resume: only for sharded runs; allowed: with --shard I --num-shards N, or --backend ray")
     out = Store.at(args.out)
     if not out.is_local:  # an object store: one shard, then the same finalize as a sharded run
-        write_shard(_request(args), args.out, 0, 1, num_proc=args.num_proc, overwrite=args.overwrite,
+        write_shard(_request(args, names), args.out, 0, 1, num_proc=args.num_proc, overwrite=args.overwrite,
                     progress=progress)
         print(f"wrote {finalize(args.out, overwrite=args.overwrite, progress=progress)}")
         return 0
@@ -183,11 +183,9 @@ def cmd_materialize(args: argparse.Namespace) -> int:
     return 0
 
 
-def _request(args: argparse.Namespace):
-    from .hub.build import check_materialize_args
+def _request(args: argparse.Namespace, names: list[str]):
     from .hub.plan import MaterializeRequest
 
-    names = check_materialize_args(args.config, args.out, args.num_proc)
     return MaterializeRequest.create(names, _parse_sets(args.set), args.seed, args.limit, **_file_rows(args))
 
 
