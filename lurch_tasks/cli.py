@@ -257,6 +257,9 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
 
     check_split(args.split)
     retrievers = [r.strip() for r in args.retrievers.split(",") if r.strip()]
+    if not retrievers:
+        raise CliError(f"--retrievers: {args.retrievers!r} names no retriever; allowed: a comma-separated list of "
+                       f"{', '.join(RETRIEVERS)}")
     for name in retrievers:
         if name not in RETRIEVERS:
             raise CliError(f"--retrievers: {name!r} is not a retriever; allowed: {', '.join(RETRIEVERS)}")

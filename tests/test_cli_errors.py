@@ -78,6 +78,122 @@ def _cases(tmp: Path) -> dict[str, list[str]]:
         # eval (wrapper checks, before lm-eval runs)
         "eval limit negative": [*EVAL[:-2], "--limit", "-1"],
         "eval limit not a number": [*EVAL[:-2], "--limit", "abc"],
+        **_more_cases(tmp),
+    }
+
+
+def _more_cases(tmp: Path) -> dict[str, list[str]]:
+    """The rest of the 109-case table (issue 26): every subcommand's options and paths."""
+    (tmp / "notes.txt").write_text("not an archive\n", encoding="utf-8")
+    (tmp / "fake.zip").write_bytes(b"PK\x03\x04 not really a zip")
+    (tmp / "runs").mkdir()
+    (tmp / "runs" / "stray.txt").write_text("no lm-eval output here\n", encoding="utf-8")
+    (tmp / "nosamples").mkdir()
+    (tmp / "nosamples" / "results_2026-01-01T00-00-00.000000.json").write_text("{}", encoding="utf-8")
+    (tmp / "cut").mkdir()
+    (tmp / "cut" / "results_2026-01-01T00-00-00.000000.json").write_text("{}", encoding="utf-8")
+    (tmp / "cut" / "samples_find_the_origin_2026-01-01T00-00-00.000000.jsonl").write_text('{"doc": {"fam',
+                                                                                          encoding="utf-8")
+    (tmp / "badutf").mkdir()
+    (tmp / "badutf" / "results_2026-01-01T00-00-00.000000.json").write_text("{}", encoding="utf-8")
+    (tmp / "badutf" / "samples_find_the_origin_2026-01-01T00-00-00.000000.jsonl").write_bytes(b'{"doc": "\xff\xfe"}\n')
+    (tmp / "card").mkdir()
+    (tmp / "card" / "README.md").write_text("---\nconfigs:\n- config_name: x\n  data_files: x/test-*.parquet\n---\n",
+                                            encoding="utf-8")
+    runs, out = str(tmp / "runs"), str(tmp / "rep")
+    rep = ["report", str(tmp / "cut")]
+    diag = ["diagnose", "--config", "recon_all", "--n", "1", "--quiet"]
+    mat = [*MAT, "--out", str(tmp / "m")]
+    board = ["leaderboard", "build", str(tmp / "missing-sub"), "--out", str(tmp / "b"), "--quiet"]
+    return {
+        # generate / list / audit / tasks-path
+        "generate without --config": ["generate"],
+        "generate split empty": [*GEN, "--split", ""],
+        "generate n negative": [*GEN[:3], "--n", "-4"],
+        "generate seed float": [*GEN, "--seed", "1.5"],
+        "generate set value of the wrong type": [*GEN, "--set", 'context_tokens=["long"]'],
+        "generate set empty list": [*GEN, "--set", "context_tokens=[]"],
+        "generate set negative length": [*GEN, "--set", "context_tokens=[-512]"],
+        "generate set empty key": [*GEN, "--set", "=3"],
+        "list takes no argument": ["list", "extra"],
+        "tasks-path takes no argument": ["tasks-path", "extra"],
+        "audit n negative": ["audit-shortcuts", "--config", "find_the_origin", "--n", "-1"],
+        "audit bad set": ["audit-shortcuts", "--config", "find_the_origin", "--set", "bogus=1"],
+        "audit seed negative": ["audit-shortcuts", "--config", "find_the_origin", "--seed", "-1"],
+        # materialize: options of sharded runs and backends
+        "materialize without --out": [*MAT],
+        "materialize without --config": ["materialize", "--out", str(tmp / "m0")],
+        "materialize shard without num-shards": [*mat, "--shard", "0"],
+        "materialize num-shards without shard": [*mat, "--num-shards", "2"],
+        "materialize shard out of range": [*mat, "--shard", "2", "--num-shards", "2"],
+        "materialize num-shards zero": [*mat, "--shard", "0", "--num-shards", "0"],
+        "materialize shard negative": [*mat, "--shard", "-1", "--num-shards", "2"],
+        "materialize resume without shards": [*mat, "--resume"],
+        "materialize address without ray": [*mat, "--address", "auto"],
+        "materialize unknown backend": [*mat, "--backend", "spark"],
+        "materialize max-rows-per-file zero": [*mat, "--max-rows-per-file", "0"],
+        "materialize seed negative": [*mat, "--seed", "-1"],
+        "materialize unknown knob": ["materialize", "--config", "find_the_origin", "--set", "bogus=1", "--out",
+                                    str(tmp / "m1")],
+        "materialize a view": ["materialize", "--config", "recon_chain", "--out", str(tmp / "m2")],
+        "finalize with --config": ["materialize", "--finalize", str(tmp / "m3"), "--config", "find_the_origin"],
+        "finalize with --limit": ["materialize", "--finalize", str(tmp / "m3"), "--limit", "2"],
+        "finalize without a run": ["materialize", "--finalize", str(tmp / "m3")],
+        "materialize num-proc not a number": [*mat, "--num-proc", "two"],
+        # validate / push
+        "validate a file": ["validate", str(tmp / "file")],
+        "validate without a folder": ["validate"],
+        "push without --repo-id": ["push", str(tmp / "user"), "--dry-run"],
+        "push a file": ["push", str(tmp / "file"), "--repo-id", "org/name", "--dry-run"],
+        "push a card without a manifest": ["push", str(tmp / "card"), "--repo-id", "org/name", "--dry-run"],
+        "push a repo id with three parts": ["push", str(tmp / "user"), "--repo-id", "a/b/c", "--dry-run"],
+        # diagnose
+        "diagnose unknown config": ["diagnose", "--config", "nope"],
+        "diagnose unknown retriever": [*diag, "--retrievers", "grep"],
+        "diagnose k zero": [*diag, "--k", "0"],
+        "diagnose k not numbers": [*diag, "--k", "five"],
+        "diagnose k empty": [*diag, "--k", ""],
+        "diagnose n zero": [*diag, "--n", "0"],
+        "diagnose unknown split": [*diag, "--split", "dev"],
+        "diagnose retrievers empty": [*diag, "--retrievers", ","],
+        # report
+        "report without --out": ["report", runs],
+        "report without a run dir": ["report", "--out", out],
+        "report a missing run dir": ["report", str(tmp / "missing"), "--out", out],
+        "report a file as run dir": ["report", str(tmp / "file"), "--out", out],
+        "report a folder without lm-eval output": ["report", runs, "--out", out],
+        "report a run without samples": ["report", str(tmp / "nosamples"), "--out", out],
+        "report a truncated samples file": [*rep, "--out", out],
+        "report a samples file of bad UTF-8": ["report", str(tmp / "badutf"), "--out", out],
+        "report bootstrap negative": [*rep, "--out", out, "--bootstrap", "-1"],
+        "report bootstrap not a number": [*rep, "--out", out, "--bootstrap", "many"],
+        "report seed negative": [*rep, "--out", out, "--seed", "-1"],
+        "report onset margin not a number": [*rep, "--out", out, "--onset-margin", "x"],
+        "report onset margin negative": [*rep, "--out", out, "--onset-margin", "-0.1"],
+        "report effective fraction above 1": [*rep, "--out", out, "--effective-fraction", "1.5"],
+        "report effective fraction zero": [*rep, "--out", out, "--effective-fraction", "0"],
+        "report out a file": [*rep, "--out", str(tmp / "file")],
+        "report out a foreign folder": [*rep, "--out", str(tmp / "user")],
+        "report out foreign with overwrite": [*rep, "--out", str(tmp / "user"), "--overwrite"],
+        "report bad judge spec": [*rep, "--out", out, "--judge", "nonsense"],
+        # leaderboard
+        "leaderboard without a subcommand": ["leaderboard"],
+        "leaderboard unknown subcommand": ["leaderboard", "rank"],
+        "leaderboard validate without a submission": ["leaderboard", "validate"],
+        "leaderboard validate num-proc zero": ["leaderboard", "validate", str(tmp / "user"), "--num-proc", "0"],
+        "leaderboard build without --out": ["leaderboard", "build", str(tmp / "user")],
+        "leaderboard build a missing submission": board,
+        "leaderboard build out a file": [*board[:3], "--out", str(tmp / "file")],
+        "leaderboard build out a foreign folder": [*board[:3], "--out", str(tmp / "user")],
+        "leaderboard build bootstrap negative": [*board, "--bootstrap", "-1"],
+        "leaderboard build num-proc zero": [*board, "--num-proc", "0"],
+        "leaderboard push a missing folder": ["leaderboard", "push", str(tmp / "missing"), "--repo-id", "o/n",
+                                              "--dry-run"],
+        "leaderboard push a folder no build wrote": ["leaderboard", "push", str(tmp / "empty"), "--repo-id", "o/n",
+                                                     "--dry-run"],
+        "leaderboard push a bad repo id": ["leaderboard", "push", str(tmp / "user"), "--repo-id", "x y",
+                                           "--dry-run"],
+        "leaderboard push without --repo-id": ["leaderboard", "push", str(tmp / "user")],
     }
 
 
@@ -114,7 +230,7 @@ def test_every_bad_input_is_one_line(tmp_path, capsys):
     assert "--overwrite" in messages["materialize over a user README"]
     assert (tmp_path / "user" / "README.md").read_text(encoding="utf-8") == "mine\n"
     assert (tmp_path / "existing.jsonl").read_text(encoding="utf-8") == "keep\n"
-    assert len(cases) >= 45
+    assert len(cases) + len(EVAL_CASES) >= 109
 
 
 @pytest.mark.slow

@@ -306,10 +306,47 @@ def test_push_rejects_bad_folders_and_missing_token(
     (tmp_path / "plain" / "README.md").write_text("# no header\n")
     with pytest.raises(ValueError, match="no `configs:`"):
         push(tmp_path / "plain", "org/name", dry_run=True)
+    header = "---\nconfigs:\n- config_name: x\n  data_files: x/test-*.parquet\n---\n"
+    (tmp_path / "plain" / "README.md").write_text(header)
+    with pytest.raises(ValueError, match="has no lurch-manifest.json"):  # a card alone is not a dataset we made
+        push(tmp_path / "plain", "org/name", dry_run=True)
     monkeypatch.delenv("HF_TOKEN", raising=False)
     monkeypatch.setattr(hub_upload, "_stored_token", lambda: None)
     with pytest.raises(ValueError, match="^token: none found"):
         push(built, "org/name", dry_run=False)
+
+
+def test_push_refuses_edited_or_planted_folders(built: Path, tmp_path: Path, no_network: None) -> None:
+    """Only what the manifest vouches for is published: an edited data file or card, a stray data file and a
+    manifest naming a path outside the folder are each one error before any upload."""
+    import json
+    import shutil
+
+    def copy(name: str) -> Path:
+        target = tmp_path / name
+        shutil.copytree(built, target)
+        return target
+
+    edited = copy("edited")
+    first = sorted((edited / CONFIG).glob("*.parquet"))[0]
+    first.write_bytes(first.read_bytes()[:-1] + b"\0")
+    with pytest.raises(ValueError, match="changed since `lurch materialize`"):
+        push(edited, "org/name", dry_run=True)
+    card = copy("card")
+    (card / "README.md").write_text((card / "README.md").read_text() + "\nextra prose\n")
+    with pytest.raises(ValueError, match="^README.md: changed"):
+        push(card, "org/name", dry_run=True)
+    stray = copy("stray")
+    shutil.copy(first, stray / CONFIG / "test-00099-of-00099.parquet")
+    with pytest.raises(ValueError, match="differ from those lurch-manifest.json lists"):
+        push(stray, "org/name", dry_run=True)
+    planted = copy("planted")
+    manifest = json.loads((planted / "lurch-manifest.json").read_text())
+    files = manifest["configs"][CONFIG]["files"]
+    files["../outside.parquet"] = files.pop(sorted(files)[0])
+    (planted / "lurch-manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ValueError):
+        push(planted, "org/name", dry_run=True)
 
 
 # ---------------------------------------------------------------- validate

@@ -7,8 +7,10 @@ import re
 from pathlib import Path
 
 from .. import __version__
+from ..core.files import inside
+from ..dataset_builders._builder import SPLIT
 from .card import card_configs
-from .manifest import MANIFEST_NAME
+from .manifest import CARD_NAME, MANIFEST_NAME, file_sha256, read_manifest
 
 _PART = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
 
@@ -35,16 +37,44 @@ def check_repo_id(repo_id: object) -> str:
 
 
 def hub_files(folder: Path) -> list[str]:
-    """Relative paths ``push`` uploads: README.md and every data file of the configs the card lists."""
+    """Relative paths ``push`` uploads: README.md, the manifest and every data file it lists -- only when the folder
+    is what ``lurch materialize`` wrote (the manifest vouches for each file by SHA-256 and for the card), so an
+    edited, half-copied or planted folder is never published."""
     folder = Path(folder)
     if not folder.is_dir():
-        raise ValueError(f"folder: {str(folder)!r} does not exist; allowed: a folder written by `lurch materialize`")
-    files = ["README.md"] + ([MANIFEST_NAME] if (folder / MANIFEST_NAME).is_file() else [])
-    for name, patterns in card_configs(folder).items():
-        matched = sorted({p.relative_to(folder).as_posix() for pattern in patterns for p in folder.glob(pattern)})
-        if not matched:
-            raise ValueError(f"README.md: config {name!r} data_files {patterns} match no file; allowed: existing files")
-        files += matched
+        what = "is not a folder" if folder.exists() else "does not exist"
+        raise ValueError(f"folder: {str(folder)!r} {what}; allowed: a folder written by `lurch materialize`")
+    listed = card_configs(folder)
+    manifest = read_manifest(folder)
+    if manifest is None:
+        raise ValueError(f"folder: {str(folder)!r} has no {MANIFEST_NAME}; allowed: a folder written by `lurch "
+                         "materialize` (check it with `lurch validate`)")
+    configs = manifest["configs"]
+    if sorted(listed) != sorted(configs):
+        raise ValueError(f"README.md: lists configs {sorted(listed)}, {MANIFEST_NAME} {sorted(configs)}; allowed: "
+                         "the card `lurch materialize` wrote")
+    if file_sha256(folder / CARD_NAME) != manifest.get("card_sha256"):
+        raise ValueError(f"README.md: changed since `lurch materialize` wrote it (SHA-256 differs from "
+                         f"{MANIFEST_NAME}); allowed: an unedited folder (`lurch validate` shows what changed)")
+    files = [CARD_NAME, MANIFEST_NAME]
+    for name in listed:
+        entry = configs[name]
+        if not isinstance(entry, dict) or not isinstance(entry.get("files"), dict) or not entry["files"]:
+            raise ValueError(f"{MANIFEST_NAME}: config {name!r} lists no files; allowed: the manifest `lurch "
+                             "materialize` wrote")
+        if listed[name] != [f"{name}/{SPLIT}-*.parquet"]:
+            raise ValueError(f"README.md: config {name!r} data_files {listed[name]} differ from "
+                             f"{name}/{SPLIT}-*.parquet; allowed: the card `lurch materialize` wrote")
+        on_disk = sorted(p.relative_to(folder).as_posix() for p in (folder / name).glob(f"{SPLIT}-*.parquet"))
+        if on_disk != sorted(entry["files"]):
+            raise ValueError(f"{name}: data files on disk {on_disk[:3]} differ from those {MANIFEST_NAME} lists; "
+                             "allowed: the files `lurch materialize` wrote (`lurch validate` shows what changed)")
+        for relative, sha in sorted(entry["files"].items()):
+            path = inside(folder, relative, MANIFEST_NAME)
+            if not path.is_file() or path.is_symlink() or file_sha256(path) != sha:
+                raise ValueError(f"{relative}: missing, a link, or changed since `lurch materialize` wrote it "
+                                 f"(SHA-256 differs from {MANIFEST_NAME}); allowed: an unedited folder")
+            files.append(relative)
     return files
 
 
