@@ -21,6 +21,7 @@ from lurch_tasks.core.instance import content_hash
 from lurch_tasks.core.rng import canonical_json
 from lurch_tasks.hub import layout as hub_layout
 from lurch_tasks.hub import materialize, render_card, summarize_folder, validate_folder
+from lurch_tasks.hub import write as hub_write
 from lurch_tasks.hub.manifest import (
     CARD_NAME,
     JOURNAL_NAME,
@@ -447,6 +448,8 @@ def test_every_injected_fault_is_detected(pristine, tmp_path):
         if not problems:
             missed.append(name)
         assert all("\n" not in p for p in problems), (name, problems)
+        if name.startswith("tamper") and problems:  # each line names the file it is about
+            assert problems[0].startswith((CARD_NAME, MANIFEST_NAME, ORIGIN, GRAPH)), (name, problems[0])
         shutil.rmtree(folder)
     detected = len(ALL_FAULTS) - len(missed)
     print(f"\nfault injection: {detected} of {len(ALL_FAULTS)} caught ({len(ROW_FAULTS)} row, "
@@ -461,3 +464,24 @@ def test_the_recomputing_helpers_leave_a_good_folder_good(pristine, tmp_path):
     shutil.copytree(pristine, folder)
     _rewrite_rows(folder, ORIGIN, _rows(folder, ORIGIN))  # the same rows, rewritten and re-vouched
     assert _problems(validate_folder(folder, progress=False)) == []
+
+
+def test_a_genuine_folder_with_a_seed_a_limit_and_small_files_passes(tmp_path):
+    """The request is rebuilt from the footers' claims (seed, limit, rows per file), not from the defaults."""
+    folder = tmp_path / "data"
+    materialize([ORIGIN], folder, overrides=ORIGIN_SMALL, seed=3, limit=5, max_rows_per_file=2, progress=False)
+    assert _problems(validate_folder(folder, progress=False, load=False)) == []
+
+
+def test_row_groups_are_cut_where_the_writer_cuts(tmp_path, monkeypatch):
+    """With row groups of 2 rows, a genuine file of 3 rows has groups [2, 1]; the same rows in one group do not
+    pass (the tamperer recomputes every hash)."""
+    monkeypatch.setattr(hub_write, "ROW_GROUP_ROWS", 2)
+    folder = tmp_path / "data"
+    materialize([ORIGIN], folder, overrides=ORIGIN_SMALL, progress=False, max_rows_per_file=4)
+    path = hub_layout.config_files(folder / ORIGIN)[0]
+    assert [g.num_rows for g in map(pq.ParquetFile(path).metadata.row_group, range(2))] == [2, 1]
+    assert _problems(validate_folder(folder, progress=False, load=False)) == []
+    _rewrite_files(ORIGIN, lambda table: (table, {}))(folder)  # one row group per file
+    problems = _problems(validate_folder(folder, progress=False, load=False))
+    assert problems and all("row groups of [3] rows; materialize cuts this file into [2, 1]" in p for p in problems)

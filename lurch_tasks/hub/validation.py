@@ -239,6 +239,7 @@ def _validate_config(config_dir: Path, bar: Any, entry: dict[str, Any] | None) -
     except (ValueError, OSError, pa.ArrowException) as error:
         return _Checked(problems=[_unreadable(files[0], error)])
     request, task, why = _request_of(meta, name)
+    meta = meta if isinstance(meta, dict) else {}
     checked = _Checked(problems=[why] if why else [])
     planned = request.config_files(name) if request is not None else ()
     footers: dict[str, pq.FileMetaData] = {}
