@@ -485,3 +485,15 @@ def test_row_groups_are_cut_where_the_writer_cuts(tmp_path, monkeypatch):
     _rewrite_files(ORIGIN, lambda table: (table, {}))(folder)  # one row group per file
     problems = _problems(validate_folder(folder, progress=False, load=False))
     assert problems and all("row groups of [3] rows; materialize cuts this file into [2, 1]" in p for p in problems)
+
+
+def test_a_malformed_manifest_entry_is_a_line_not_a_crash(pristine, tmp_path):
+    folder = tmp_path / "copy"
+    shutil.copytree(pristine, folder)
+    _edit_manifest(lambda m: m["configs"].__setitem__(ORIGIN, [1]))(folder)
+    _edit_manifest(_in_config(GRAPH, "files", lambda files: {**files, "../victim": "0" * 64}))(folder)
+    problems = _problems(validate_folder(folder, progress=False, load=False))
+    assert f"{MANIFEST_NAME}: configs.{ORIGIN} is not a config entry; allowed: the entry `lurch materialize` writes" \
+        in problems
+    assert "../victim: listed in lurch-manifest.json but missing" in problems
+    assert all("\n" not in p for p in problems)

@@ -211,7 +211,8 @@ def _card_problems(folder: Path, dirs: list[Path], manifest: dict[str, Any] | No
         if info is None:
             yield name, f"README.md: no dataset_info for config {name!r}"
             continue
-        rows = (manifest or {}).get("configs", {}).get(name, {}).get("rows")
+        entry = (manifest or {}).get("configs", {}).get(name)
+        rows = entry.get("rows") if isinstance(entry, dict) else None  # a malformed entry is reported elsewhere
         splits = info.get("splits") or [{}]
         if rows is not None and splits[0].get("num_examples") != rows:
             yield name, (f"README.md: dataset_info of {name!r} says {splits[0].get('num_examples')} examples, the "
@@ -410,7 +411,8 @@ def _differences(found: Any, expected: Any, path: str = "") -> Iterator[tuple[st
     """(path, what differs) for every leaf where the JSON value ``found`` differs from ``expected``."""
     if isinstance(found, dict) and isinstance(expected, dict):
         for key in sorted(set(found) | set(expected), key=str):
-            sub = printable(f"{path}.{key}" if path else key)
+            step = f".{key}" if str(key).isidentifier() else f"[{key!r}]"  # file paths as ['a/b.parquet']
+            sub = printable(path + step if path or step.startswith("[") else key)
             if key not in expected:
                 yield sub, "is not written by `lurch materialize`"
             elif key not in found:
