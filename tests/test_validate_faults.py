@@ -16,10 +16,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from lurch_tasks import __version__
 from lurch_tasks.core.instance import content_hash
 from lurch_tasks.core.rng import canonical_json
 from lurch_tasks.hub import layout as hub_layout
 from lurch_tasks.hub import materialize, render_card, summarize_folder, validate_folder
+from lurch_tasks.hub import write as hub_write
 from lurch_tasks.hub.manifest import (
     CARD_NAME,
     JOURNAL_NAME,
@@ -33,6 +35,7 @@ from lurch_tasks.hub.manifest import (
 ORIGIN, GRAPH = "find_the_origin", "memory_drift_edge"
 ORIGIN_SMALL = {"context_tokens": [384, 512], "num_samples": 1, "d_values": [-5, 5, 9]}
 GRAPH_SMALL = {"context_tokens": [2048], "connections": [1, 3], "num_samples": 2}
+GENERATOR = f"lurch-tasks {__version__}"  # what a careful tamperer writes into a recomputed manifest
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +91,7 @@ def _recompute_card_and_manifest(folder: Path, card: bool = True) -> None:
 
 def _recompute_manifest(folder: Path, summaries: list | None = None) -> None:
     entries = {s.name: folder_entry(folder, s) for s in summaries or _summaries(folder)}
-    write_json_atomic(folder / MANIFEST_NAME, build_manifest(file_sha256(folder / CARD_NAME), entries, "test"))
+    write_json_atomic(folder / MANIFEST_NAME, build_manifest(file_sha256(folder / CARD_NAME), entries, GENERATOR))
 
 
 def _row_fault(config: str, mutate: Callable[[list[dict]], None]) -> Callable[[Path], None]:
@@ -239,9 +242,195 @@ CARD_FAULTS: dict[str, Callable[[Path], None]] = {
     "card body edited": _edit_card(lambda t: t.replace("## Fields", "## Fields (edited)"), recompute_manifest=False),
 }
 
+
+# ---------------------------------------------------------------- tampering: every hash recomputed after the edit
+# Edits that change no row (the card's text, the manifest's claims, the Parquet footers and schema, stray files),
+# each left with the file SHA-256s, fingerprints and card hash recomputed, so only a check that rebuilds the whole
+# folder from the generator can see them.
+
+
+def _edit_manifest(change: Callable[[dict], None]) -> Callable[[Path], None]:
+    def inject(folder: Path) -> None:
+        manifest = json.loads((folder / MANIFEST_NAME).read_text(encoding="utf-8"))
+        change(manifest)
+        write_json_atomic(folder / MANIFEST_NAME, manifest)
+    return inject
+
+
+def _in_config(config: str, key: str, value: Callable[[object], object]) -> Callable[[dict], None]:
+    def change(manifest: dict) -> None:
+        entry = manifest["configs"][config]
+        entry[key] = value(entry.get(key))
+    return change
+
+
+def _rewrite_files(config: str, edit: Callable[[pa.Table], tuple[pa.Table, dict]]) -> Callable[[Path], None]:
+    """Rewrite every file of ``config`` as ``edit`` says (the table with its footer metadata -> the new table and
+    writer options), then re-render the card from the footers and recompute the manifest."""
+    def inject(folder: Path) -> None:
+        for path in hub_layout.config_files(folder / config):
+            table, options = edit(pq.read_table(path))
+            pq.write_table(table, path, **{**hub_layout.PARQUET_OPTIONS, **options})
+        _recompute_card_and_manifest(folder)
+    return inject
+
+
+def _footer(change: Callable[[dict], None], key: bytes = hub_layout.META_KEY):
+    def edit(table: pa.Table) -> tuple[pa.Table, dict]:
+        metadata = dict(table.schema.metadata)
+        value = json.loads(metadata[key])
+        change(value)
+        metadata[key] = (canonical_json(value) if key == hub_layout.META_KEY else json.dumps(value)).encode("utf-8")
+        return table.replace_schema_metadata(metadata), {}
+    return edit
+
+
+def _setter(key: str, value: object) -> Callable[[dict], None]:
+    return lambda meta: meta.__setitem__(key, value)
+
+
+def _footer_keys_reversed(table: pa.Table) -> tuple[pa.Table, dict]:
+    metadata = dict(table.schema.metadata)
+    meta = json.loads(metadata[hub_layout.META_KEY])
+    metadata[hub_layout.META_KEY] = json.dumps(dict(reversed(meta.items())), separators=(",", ":")).encode("ascii")
+    return table.replace_schema_metadata(metadata), {}
+
+
+def _extra_footer_entry(table: pa.Table) -> tuple[pa.Table, dict]:
+    return table.replace_schema_metadata({**table.schema.metadata, b"note": b"hand-checked"}), {}
+
+
+def _cast(column: str, kind: pa.DataType):
+    def edit(table: pa.Table) -> tuple[pa.Table, dict]:
+        k = table.schema.get_field_index(column)
+        return table.set_column(k, table.schema.field(k).with_type(kind), table.column(k).cast(kind)), {}
+    return edit
+
+
+def _not_nullable(column: str):
+    def edit(table: pa.Table) -> tuple[pa.Table, dict]:
+        k = table.schema.get_field_index(column)
+        return table.cast(table.schema.set(k, table.schema.field(k).with_nullable(False))), {}
+    return edit
+
+
+def _first_column_last(table: pa.Table) -> tuple[pa.Table, dict]:
+    return table.select(table.column_names[1:] + table.column_names[:1]), {}
+
+
+def _shift_row_range(folder: Path) -> None:
+    """The first row of file 1 of the origin config moved into file 0, both footers' row ranges edited to match."""
+    files = hub_layout.config_files(folder / ORIGIN)
+    tables = [pq.read_table(path) for path in files]
+    whole = pa.concat_tables(tables)
+    cut = tables[0].num_rows + 1
+    for path, table, (start, stop) in zip(files, tables, [(0, cut), (cut, whole.num_rows)], strict=True):
+        metadata = dict(table.schema.metadata)
+        meta = json.loads(metadata[hub_layout.META_KEY])
+        meta[hub_layout.FILE_KEY]["rows"] = [start, stop]
+        metadata[hub_layout.META_KEY] = canonical_json(meta).encode("ascii")
+        pq.write_table(whole.slice(start, stop - start).replace_schema_metadata(metadata), path,
+                       **hub_layout.PARQUET_OPTIONS)
+    _recompute_card_and_manifest(folder)
+
+
+def _rename_config(folder: Path) -> None:
+    """The graph config renamed everywhere: folder, rows (config_name, id), footers, card, manifest."""
+    new = f"{GRAPH}_v2"
+    (folder / GRAPH).rename(folder / new)
+    for path in hub_layout.config_files(folder / new):
+        table = pq.read_table(path)
+        rows = [{**row, "config_name": new, "id": row["id"].replace(f"/{GRAPH}/", f"/{new}/")}
+                for row in table.to_pylist()]
+        metadata = dict(table.schema.metadata)
+        meta = {**json.loads(metadata[hub_layout.META_KEY]), "config_name": new}
+        metadata[hub_layout.META_KEY] = canonical_json(meta).encode("ascii")
+        pq.write_table(pa.Table.from_pylist(rows, schema=table.schema.with_metadata(metadata)), path,
+                       **hub_layout.PARQUET_OPTIONS)
+    _recompute_card_and_manifest(folder)
+
+
+def _seed_one_under_a_seed_zero_card(folder: Path) -> None:
+    materialize([GRAPH], folder, overrides=GRAPH_SMALL, seed=1, progress=False)  # genuine --seed 1 rows
+    card = folder / CARD_NAME
+    text = card.read_text(encoding="utf-8")
+    edited = text.replace("| seed | 1 |", "| seed | 0 |").replace(" --seed 1", "")
+    assert edited != text
+    card.write_text(edited, encoding="utf-8")
+    _recompute_manifest(folder)
+
+
+def _stray_file_listed(folder: Path) -> None:
+    (folder / ORIGIN / "notes.txt").write_text("x", encoding="utf-8")
+    _recompute_manifest(folder)  # lists every file of the config folder, with its SHA-256
+
+
+def _swap_first_features(text: str) -> str:
+    pair = "  - name: id\n    dtype: string\n  - name: family\n    dtype: string\n"
+    return text.replace(pair, "  - name: family\n    dtype: string\n  - name: id\n    dtype: string\n", 1)
+
+
+FAILS = ("): **fails** on these rows: a strategy marked FAIL beats chance + 0.05 (or a probe AUC exceeds "
+         "0.5 + 0.1).")
+
+# The 17 that `lurch validate` missed in issue 26's attack run.
+TAMPER_FAULTS: dict[str, Callable[[Path], None]] = {
+    "card: audit verdict flipped": _edit_card(lambda t: re.sub(r"\): passes: [^\n]*", FAILS, t, count=1)),
+    "card: license": _edit_card(lambda t: re.sub(r"^license: .*$", "license: mit", t, count=1, flags=re.M)),
+    "card: seed table": _edit_card(lambda t: t.replace("| seed | 0 |", "| seed | 7 |", 1)),
+    "card: prose": _edit_card(lambda t: t.replace("Synthetic long-context", "Human-verified long-context", 1)),
+    "manifest: shortcut_audit.passed": _edit_manifest(
+        _in_config(ORIGIN, "shortcut_audit", lambda a: {**a, "passed": not a["passed"]})),
+    "manifest: config_hash": _edit_manifest(_in_config(ORIGIN, "config_hash", lambda _: "0" * 64)),
+    "manifest: family_version": _edit_manifest(_in_config(ORIGIN, "family_version", lambda _: "9.9.9")),
+    "manifest: task": _edit_manifest(_in_config(ORIGIN, "task", lambda _: "find_the_origin_random")),
+    "footer: description": _rewrite_files(ORIGIN, _footer(_setter("description", "human-verified origin task"))),
+    "footer: paper_faithful": _rewrite_files(GRAPH, _footer(_setter("paper_faithful", True))),
+    "footer: generator": _rewrite_files(ORIGIN, _footer(_setter("generator", "lurch-tasks 9.9.9"))),
+    "seed 1 rows under a seed 0 card": _seed_one_under_a_seed_zero_card,
+    "schema: int64 -> int32": _rewrite_files(ORIGIN, _cast("index", pa.int32())),
+    "schema: int64 -> float64": _rewrite_files(GRAPH, _cast("seed", pa.float64())),
+    "schema: string -> large_string": _rewrite_files(ORIGIN, _cast("id", pa.large_string())),
+    "schema: column reorder": _rewrite_files(ORIGIN, _first_column_last),
+    "stray file listed in the manifest": _stray_file_listed,
+}
+
+# Our own, in the same spirit.
+OWN_TAMPER_FAULTS: dict[str, Callable[[Path], None]] = {
+    "footer: row ranges edited consistently": _shift_row_range,
+    "footer: lurch JSON key order": _rewrite_files(ORIGIN, _footer_keys_reversed),
+    "footer: extra lurch key": _rewrite_files(GRAPH, _footer(_setter("note", "hand-checked"))),
+    "footer: extra key-value entry": _rewrite_files(ORIGIN, _extra_footer_entry),
+    "footer: huggingface info edited": _rewrite_files(
+        GRAPH, _footer(lambda hf: hf["info"].__setitem__("description", "edited"), hub_layout.HF_META_KEY)),
+    "schema: nullability": _rewrite_files(GRAPH, _not_nullable("id")),
+    "parquet: row groups of one row": _rewrite_files(ORIGIN, lambda t: (t, {"row_group_size": 1})),
+    "parquet: snappy compression": _rewrite_files(GRAPH, lambda t: (t, {"compression": "snappy",
+                                                                          "compression_level": None})),
+    "config renamed consistently": _rename_config,
+    "card: dataset_info num_bytes": _edit_card(
+        lambda t: re.sub(r"num_bytes: (\d+)", lambda m: f"num_bytes: {int(m[1]) + 1}", t, count=1)),
+    "card: feature order in dataset_info": _edit_card(_swap_first_features),
+    "card: rows in the configs table": _edit_card(lambda t: t.replace(f"| `{GRAPH}` | graph_reconstruction | 4 |",
+                                                                      f"| `{GRAPH}` | graph_reconstruction | 40 |")),
+    "card: generator line": _edit_card(lambda t: t.replace(f"| generator | {GENERATOR} |",
+                                                           "| generator | lurch-tasks 9.9.9 |", 1)),
+    "card: reproduce command": _edit_card(lambda t: t.replace(" --set 'num_samples=1'", "", 1)),
+    "card: trailing blank line": _edit_card(lambda t: t + "\n"),
+    "manifest: rows": _edit_manifest(_in_config(GRAPH, "rows", lambda n: n + 1)),
+    "manifest: extra top-level key": _edit_manifest(lambda m: m.__setitem__("verified_by", "me")),
+    "manifest: extra config key": _edit_manifest(_in_config(GRAPH, "verified", lambda _: True)),
+    "manifest: format": _edit_manifest(lambda m: m.__setitem__("format", 3)),
+    "manifest: generator": _edit_manifest(lambda m: m.__setitem__("generator", "lurch-tasks 9.9.9")),
+    "manifest: audit score": _edit_manifest(_in_config(
+        GRAPH, "shortcut_audit", lambda a: {**a, "lines": [{**a["lines"][0], "score": 0.5}, *a["lines"][1:]]})),
+}
+
 ALL_FAULTS = {**{f"row: {k}": v for k, v in ROW_FAULTS.items()},
               **{f"structure: {k}": v for k, v in STRUCTURE_FAULTS.items()},
-              **{f"card: {k}": v for k, v in CARD_FAULTS.items()}}
+              **{f"card: {k}": v for k, v in CARD_FAULTS.items()},
+              **{f"tamper: {k}": v for k, v in TAMPER_FAULTS.items()},
+              **{f"tamper (own): {k}": v for k, v in OWN_TAMPER_FAULTS.items()}}
 
 
 @pytest.mark.slow
@@ -259,12 +448,15 @@ def test_every_injected_fault_is_detected(pristine, tmp_path):
         if not problems:
             missed.append(name)
         assert all("\n" not in p for p in problems), (name, problems)
+        if name.startswith("tamper") and problems:  # each line names the file it is about
+            assert problems[0].startswith((CARD_NAME, MANIFEST_NAME, ORIGIN, GRAPH)), (name, problems[0])
         shutil.rmtree(folder)
     detected = len(ALL_FAULTS) - len(missed)
-    print(f"\nfault injection: {detected}/{len(ALL_FAULTS)} detected ({len(ROW_FAULTS)} row, "
-          f"{len(STRUCTURE_FAULTS)} structural, {len(CARD_FAULTS)} card faults)")
+    print(f"\nfault injection: {detected} of {len(ALL_FAULTS)} caught ({len(ROW_FAULTS)} row, "
+          f"{len(STRUCTURE_FAULTS)} structural, {len(CARD_FAULTS)} card, {len(TAMPER_FAULTS)} + "
+          f"{len(OWN_TAMPER_FAULTS)} tamper faults)")
     assert missed == [], f"missed {len(missed)} of {len(ALL_FAULTS)}: {missed}"
-    assert len(ROW_FAULTS) >= 36 and len(ALL_FAULTS) >= 50
+    assert len(ROW_FAULTS) >= 36 and len(TAMPER_FAULTS) == 17 and len(OWN_TAMPER_FAULTS) >= 10
 
 
 def test_the_recomputing_helpers_leave_a_good_folder_good(pristine, tmp_path):
@@ -272,3 +464,36 @@ def test_the_recomputing_helpers_leave_a_good_folder_good(pristine, tmp_path):
     shutil.copytree(pristine, folder)
     _rewrite_rows(folder, ORIGIN, _rows(folder, ORIGIN))  # the same rows, rewritten and re-vouched
     assert _problems(validate_folder(folder, progress=False)) == []
+
+
+def test_a_genuine_folder_with_a_seed_a_limit_and_small_files_passes(tmp_path):
+    """The request is rebuilt from the footers' claims (seed, limit, rows per file), not from the defaults."""
+    folder = tmp_path / "data"
+    materialize([ORIGIN], folder, overrides=ORIGIN_SMALL, seed=3, limit=5, max_rows_per_file=2, progress=False)
+    assert _problems(validate_folder(folder, progress=False, load=False)) == []
+
+
+def test_row_groups_are_cut_where_the_writer_cuts(tmp_path, monkeypatch):
+    """With row groups of 2 rows, a genuine file of 3 rows has groups [2, 1]; the same rows in one group do not
+    pass (the tamperer recomputes every hash)."""
+    monkeypatch.setattr(hub_write, "ROW_GROUP_ROWS", 2)
+    folder = tmp_path / "data"
+    materialize([ORIGIN], folder, overrides=ORIGIN_SMALL, progress=False, max_rows_per_file=4)
+    path = hub_layout.config_files(folder / ORIGIN)[0]
+    assert [g.num_rows for g in map(pq.ParquetFile(path).metadata.row_group, range(2))] == [2, 1]
+    assert _problems(validate_folder(folder, progress=False, load=False)) == []
+    _rewrite_files(ORIGIN, lambda table: (table, {}))(folder)  # one row group per file
+    problems = _problems(validate_folder(folder, progress=False, load=False))
+    assert problems and all("row groups of [3] rows; materialize cuts this file into [2, 1]" in p for p in problems)
+
+
+def test_a_malformed_manifest_entry_is_a_line_not_a_crash(pristine, tmp_path):
+    folder = tmp_path / "copy"
+    shutil.copytree(pristine, folder)
+    _edit_manifest(lambda m: m["configs"].__setitem__(ORIGIN, [1]))(folder)
+    _edit_manifest(_in_config(GRAPH, "files", lambda files: {**files, "../victim": "0" * 64}))(folder)
+    problems = _problems(validate_folder(folder, progress=False, load=False))
+    assert f"{MANIFEST_NAME}: configs.{ORIGIN} is not a config entry; allowed: the entry `lurch materialize` writes" \
+        in problems
+    assert "../victim: listed in lurch-manifest.json but missing" in problems
+    assert all("\n" not in p for p in problems)

@@ -88,11 +88,9 @@ def features_of(request: MaterializeRequest, name: str) -> datasets.Features:
     return task_features(name, request.overrides or None, request.seed)
 
 
-def write_file(request: MaterializeRequest, planned: PlannedFile, store: Store,
-               on_row: Callable[[], None] | None = None) -> FileRecord:
-    """Generate rows ``planned.start..stop`` and write them as ``store/planned.path``; one row group is in memory
-    at a time. Row groups close at ``ROW_GROUP_ROWS`` rows or before ``ROW_GROUP_BYTES`` of row JSON."""
-    task = request.task(planned.config)
+def file_schema(request: MaterializeRequest, planned: PlannedFile) -> pa.Schema:
+    """The exact Arrow schema of a planned file: field types and order, and the footer metadata (``lurch`` and
+    ``huggingface``, byte for byte); ``lurch validate`` compares every file with it."""
     features = features_of(request, planned.config)
     meta = {**config_meta(request, planned.config),
             FILE_KEY: {"number": planned.number, "count": planned.count, "rows": [planned.start, planned.stop]}}
@@ -100,7 +98,21 @@ def write_file(request: MaterializeRequest, planned: PlannedFile, store: Store,
         HF_META_KEY: json.dumps({"info": {"features": features.to_dict()}}).encode("utf-8"),
         META_KEY: canonical_json(meta).encode("ascii"),
     }
-    schema = features.arrow_schema.with_metadata(metadata)
+    return features.arrow_schema.with_metadata(metadata)
+
+
+def closes_row_group(rows: int, group_bytes: int, next_bytes: int) -> bool:
+    """Whether a row of ``next_bytes`` of row JSON starts a new row group after ``rows`` rows of ``group_bytes``."""
+    return rows > 0 and (rows >= ROW_GROUP_ROWS or group_bytes + next_bytes > ROW_GROUP_BYTES)
+
+
+def write_file(request: MaterializeRequest, planned: PlannedFile, store: Store,
+               on_row: Callable[[], None] | None = None) -> FileRecord:
+    """Generate rows ``planned.start..stop`` and write them as ``store/planned.path``; one row group is in memory
+    at a time. Row groups close at ``ROW_GROUP_ROWS`` rows or before ``ROW_GROUP_BYTES`` of row JSON."""
+    task = request.task(planned.config)
+    features = features_of(request, planned.config)
+    schema = file_schema(request, planned)
     hashes: list[str] = []
     group: list[dict[str, Any]] = []
     group_bytes = 0
@@ -121,7 +133,7 @@ def write_file(request: MaterializeRequest, planned: PlannedFile, store: Store,
                                  "must give every row the same types)")
             encoded = canonical_json(row).encode("ascii")
             hashes.append(hashlib.sha256(encoded).hexdigest())
-            if group and (len(group) >= ROW_GROUP_ROWS or group_bytes + len(encoded) > ROW_GROUP_BYTES):
+            if closes_row_group(len(group), group_bytes, len(encoded)):
                 flush(writer)
             group.append(row)
             group_bytes += len(encoded)
