@@ -20,10 +20,15 @@ from .mcq import _MARKER, ABSTAIN, _text, is_abstain
 _TIME_FACT = re.compile(r"^Day (\d+), (\d\d):(\d\d)$")
 _TITLES = re.compile(r"\b(?:dr|mr|mrs|ms|prof|doctor)\b\.?", re.IGNORECASE)
 _NON_WORD = re.compile(r"[^0-9a-z]+")
-_CLOCK = re.compile(r"\b(\d{1,2})[:.h](\d\d)\s*([ap])?\.?\s*m?\b\.?"  # 14:05, 2:05 pm, 14.05
-                    r"|\b(\d{1,2})\s*([ap])\.?\s*m\b\.?"  # 2 pm
-                    r"|\b(\d\d)(\d\d)\s*hours?\b", re.IGNORECASE)  # 1405 hours
-_CLAUSES = re.compile(r"[.!?;:,\n]+\s*|\s+but\s+|\s+whereas\s+", re.IGNORECASE)
+# Linear time on any output (issue 26). After "14:05" the space run is read once (possessive): either all of it
+# goes before "pm", or none does (the empty branch), which are the only ways the old "\s*([ap])?\.?\s*m?\b"
+# could end, so it matched the same text but tried every split of the run (quadratic: 19 KB of spaces, 23 s).
+_CLOCK = re.compile(r"\b(\d{1,2})[:.h](\d\d)(?:\s*+([ap])?\.?\s*m?|)\b\.?"  # 14:05, 2:05 pm, 14.05
+                    r"|\b(\d{1,2})\s*+([ap])\.?\s*+m\b\.?"  # 2 pm
+                    r"|\b(\d\d)(\d\d)\s*+hours?\b", re.IGNORECASE)  # 1405 hours
+# "but"/"whereas" are looked for from the start of a space run only: a match always ends after a whole run, so a
+# later start in the same run could not match either (it was tried from every space: quadratic).
+_CLAUSES = re.compile(r"[.!?;:,\n]+\s*|(?<!\s)\s++(?:but|whereas)\s+", re.IGNORECASE)
 _CUES = re.compile(r"\b(?:not|no|never|nor|n't|neither|instead|rather|contrary|contradict\w*|false|falsely|"
                    r"incorrect\w*|wrong\w*|mistaken\w*|disput\w*|claim\w*|said|says|stated|states|reported|alleg\w*|"
                    r"account|accounts|witness\w*|statement\w*|withdrawn|retracted|rejected|ruled|unsupported)\b",
