@@ -1,0 +1,248 @@
+"""Linear-time parsing of model outputs (issue 26): no scorer regex backtracks super-linearly, on any output.
+
+Every compiled pattern of ``lurch_tasks.scoring`` (found by introspection, so a new one is covered) and every
+answer format's real ``score`` run on adversarial families (runs of spaces, tabs, newlines and markup after
+answer markers, thousands of near-markers, digit and colon runs, unclosed brackets, ``Day 1, 10:`` repeats, ...)
+at 1, 4, 16 and 64 KB. No wall-clock assert: the cases run in a worker process in which each case has a hard
+budget of ``BUDGET_S`` seconds. A linear pattern takes milliseconds at 64 KB; a quadratic or cubic one takes
+minutes there (the old ``mcq._MARKER``: 55 s at 3.2 KB, ``keyfacts._CLOCK``: 23 s at 19 KB), so the budget has
+a margin of over 1000x both ways. The rewritten patterns are also checked to read every text as the old ones did.
+
+    python tests/test_linear_parsing.py patterns|scorers   # the worker, by hand: prints every slow case
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import pkgutil
+import re
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import lurch_tasks.scoring
+
+BUDGET_S = 10.0  # per case; linear cases take milliseconds at 64 KB
+SIZES = (1_024, 4_096, 16_384, 65_536)
+ROOT = Path(__file__).resolve().parents[1]
+
+# Runs on their own and after a seed: whitespace, markup, digits, separators and brackets a model may loop on.
+FILLERS = (" ", "\t", "\n", " \n", "*_", "`", ":", "1", "1:", "-", ".", ",", "(", "[", "{", "<", '"', "'", "a", "a ")
+RUN_FILLERS = (" ", "\t", "\n", "*_", "1", ":", "-", "(")
+REPEATED = (" ", ": ")  # (seed + unit) * k: thousands of near-markers
+# Markers the scorers look for, tried on every pattern; each pattern adds the first words of its own text.
+SEEDS = ("answer", "final answer", "**Answer", "10:00", "10:00 p", "Day 1, 10:", "1000", "CONNECTIONS")
+OWN_SEEDS = 3
+
+
+def scoring_patterns() -> dict[str, re.Pattern[str]]:
+    """Every module-level compiled pattern of ``lurch_tasks.scoring``, by ``module.NAME`` of the module that
+    defines it (a pattern imported by another module is checked once)."""
+    found: dict[str, re.Pattern[str]] = {}
+    for info in pkgutil.iter_modules(lurch_tasks.scoring.__path__):
+        module = importlib.import_module(f"lurch_tasks.scoring.{info.name}")
+        source = Path(module.__file__).read_text(encoding="utf-8")
+        for name, value in vars(module).items():
+            if isinstance(value, re.Pattern) and re.search(rf"^{name} = ", source, re.MULTILINE):
+                found[f"{info.name}.{name}"] = value
+    return found
+
+
+def seeds(pattern: re.Pattern[str]) -> list[str]:
+    """The fixed markers and the first words of the pattern's own text ("answer", "hours", "whereas")."""
+    own = re.findall(r"(?<![-\\])[A-Za-z]{2,}", pattern.pattern)  # not "Za" of [A-Za-z], not "s" of \s
+    return list(dict.fromkeys((*SEEDS, *own)))[: len(SEEDS) + OWN_SEEDS]
+
+
+def fill(head: str, unit: str, size: int) -> str:
+    return head + unit * max(1, (size - len(head)) // len(unit))
+
+
+def pattern_cases(pattern: re.Pattern[str]) -> Iterator[tuple[str, Callable[[int], str]]]:
+    """(name, text of about a given size): runs, seed + run, repeated seed + unit."""
+    for unit in FILLERS:
+        yield f"run {unit!r}", lambda size, unit=unit: fill("", unit, size)
+    for seed in seeds(pattern):
+        for unit in RUN_FILLERS:
+            yield f"{seed!r} + run {unit!r}", lambda size, seed=seed, unit=unit: fill(seed, unit, size)
+        for unit in REPEATED:
+            yield f"({seed!r} + {unit!r}) * k", lambda size, seed=seed, unit=unit: fill("", seed + unit, size)
+
+
+def scorer_cases() -> Iterator[tuple[str, Callable[[int], object]]]:
+    """Every answer format's real ``score`` on the per-format families of scripts/bench_scoring.py."""
+    bench = _bench()
+    from lurch_tasks.core.registry import get_family
+
+    for label, _, _ in bench.FORMAT_DOCS:
+        family, doc = bench.format_doc(label)
+        score = get_family(family).score
+        for name, head, unit, tail in bench.GROWTH_FAMILIES:
+            yield f"{label}/{name}", lambda size, s=score, d=doc, h=head, u=unit, t=tail: s(d, bench.growth_text(
+                h, u, t, size))
+
+
+def _bench():
+    if "bench_scoring" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("bench_scoring", ROOT / "scripts" / "bench_scoring.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["bench_scoring"] = module  # dataclasses resolve the module by name
+        spec.loader.exec_module(module)
+    return sys.modules["bench_scoring"]
+
+
+class Stalled(BaseException):
+    """From the alarm; a BaseException, so a scorer's last-resort ``except Exception`` cannot swallow it."""
+
+
+def _stall(*_: object) -> None:
+    raise Stalled
+
+
+def within_budget(run: Callable[[], object], budget: float = BUDGET_S) -> bool:
+    """Whether ``run`` returns within ``budget`` seconds (the regex engine checks for signals as it backtracks)."""
+    signal.setitimer(signal.ITIMER_REAL, budget)
+    try:
+        run()
+        return True
+    except Stalled:
+        return False
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def _finditer_all(pattern: re.Pattern[str], text: str) -> None:
+    for _ in pattern.finditer(text):  # every start position: the worst case of search, match, split and sub
+        pass
+
+
+def worker(kind: str) -> int:
+    """Run every case at every size; print ``SLOW <case> at <size>`` for each case over budget (its larger sizes
+    and, for a pattern, its other cases are skipped: one slow case is enough), then ``DONE <cases>``."""
+    signal.signal(signal.SIGALRM, _stall)
+    count = 0
+    if kind == "patterns":
+        groups = [(name, [(f"{name}: {case}", lambda size, p=pattern, make=make: _finditer_all(p, make(size)))
+                          for case, make in pattern_cases(pattern)]) for name, pattern in scoring_patterns().items()]
+    else:
+        groups = [(name, [(name, run)]) for name, run in scorer_cases()]
+    for _, cases in groups:
+        for case, run in cases:
+            count += 1
+            slow = next((size for size in SIZES if not within_budget(lambda run=run, size=size: run(size))), None)
+            if slow is not None:
+                print(f"SLOW {case} at {slow // 1024} KB", flush=True)
+                break
+    print(f"DONE {count}", flush=True)
+    return 0
+
+
+def _run_worker(kind: str) -> list[str]:
+    """The worker's SLOW lines; it must get through all its cases (the overall timeout is a backstop only)."""
+    done = subprocess.run([sys.executable, __file__, kind], capture_output=True, text=True, timeout=1_800, cwd=ROOT)
+    assert done.returncode == 0 and "DONE" in done.stdout, done.stderr[-2_000:]
+    return [line for line in done.stdout.splitlines() if line.startswith("SLOW")]
+
+
+# --- the checks ---------------------------------------------------------------------------------------------
+
+
+def test_every_scoring_pattern_is_found_by_introspection():
+    patterns = scoring_patterns()
+    for name in ("mcq._MARKER", "mcq._ANSWER_LINE", "mcq._BARE", "keyfacts._CLOCK", "keyfacts._CLAUSES",
+                 "lists._AND", "lists._MARKER", "answers._ARROW", "pairs._SEP", "single._NUMBER", "judge._VERDICT"):
+        assert name in patterns
+    assert len(patterns) >= 50 and len({id(p) for p in patterns.values()}) == len(patterns)
+    assert "keyfacts._MARKER" not in patterns  # imported from mcq: checked once, as mcq's
+
+
+def test_every_scoring_pattern_is_linear_on_adversarial_text():
+    assert _run_worker("patterns") == []
+
+
+def test_every_answer_format_scores_adversarial_outputs_in_linear_time():
+    assert _run_worker("scorers") == []
+
+
+def test_the_worker_stops_a_super_linear_pattern():
+    # The budget really stops a stalled regex: a nested quantifier on 30 "a"s and a "!" would run for hours.
+    signal.signal(signal.SIGALRM, _stall)
+    assert not within_budget(lambda: re.match(r"(a+)+$", "a" * 30 + "!"), budget=0.5)
+    assert within_budget(lambda: re.match(r"a++$", "a" * 65_536 + "!"), budget=5.0)
+
+
+# --- the known attacks read as defined ----------------------------------------------------------------------
+
+
+def test_the_reported_attack_outputs_score_as_before():
+    from lurch_tasks.scoring.keyfacts import grade_free_form
+    from lurch_tasks.scoring.mcq import parse_choice, parse_integer, parse_letters
+
+    spaces = " " * 16_384  # free form reads the first 20k characters after the marker
+    assert parse_choice("answer" + spaces, "ABCDEF") is None
+    assert parse_choice("answer" + spaces + "C", "ABCDEF") == "C"
+    assert parse_choice("\n" * 16_384 + "(b)", "ABCDEF") == "B"
+    assert parse_letters("answer" + spaces + ": A, C", "ABCDEF") == ("A", "C")
+    assert parse_integer("Final answer" + spaces + "- 7") == 7
+    required = ("North Depot", "Day 3, 14:05")
+    assert grade_free_form("ANSWER: North Depot, Day 3, 14:05" + spaces, required, ())["score"] == 1.0
+    assert grade_free_form("ANSWER: North Depot, Day 3, 2:05" + spaces + "pm", required, ())["score"] == 1.0
+    assert grade_free_form("ANSWER: North Depot, Day 3, 10:00" + spaces, required, ())["score"] == 0.0
+
+
+# --- the rewritten patterns read every text as the old ones did ---------------------------------------------
+
+_WORDS = r"(?:abstain|abstains|abstaining|cannot be determined|can't be determined|not determinable|unknown)"
+# The patterns before issue 26 (super-linear), with the tokens their texts are drawn from.
+OLD = {
+    "mcq._ANSWER_LINE": (re.compile(r"(?:final\s+answer|answer)\s*(?:is)?\s*[*_]*\s*[:=\-]?\s*[*_]*\s*[(\[]?\s*"
+                                    rf"(?:(?P<letter>[A-Z])(?![A-Za-z])|(?P<abstain>{_WORDS}))", re.IGNORECASE),
+                         ("answer", "final", " ", "\n", "\t", "is", "*", "_", ":", "=", "-", "(", "[", "A", "b", "s",
+                          "i", "abstain", "unknown", "x", "ſ")),
+    "mcq._BARE": (re.compile(rf"^\s*[*_(\[]*\s*(?:(?P<letter>[A-Z])(?![A-Za-z0-9])|(?P<abstain>{_WORDS}))",
+                             re.IGNORECASE | re.MULTILINE),
+                  (" ", "\n", "\t", "\r", "*", "_", "(", "[", "A", "b", "c", "1", "abstain", "x", "\x0b", "\u2028")),
+    "mcq._MARKER": (re.compile(r"(?:final\s+answer|answer)s?\s*(?:is|are)?\s*[*_`]*\s*[:=\-–]", re.IGNORECASE),
+                    ("answer", "final", "s", " ", "\n", "\t", "is", "are", "*", "_", "`", ":", "=", "-", "–", "x")),
+    "keyfacts._CLOCK": (re.compile(r"\b(\d{1,2})[:.h](\d\d)\s*([ap])?\.?\s*m?\b\.?|\b(\d{1,2})\s*([ap])\.?\s*m\b\.?"
+                                   r"|\b(\d\d)(\d\d)\s*hours?\b", re.IGNORECASE),
+                        ("1", "0", "12", ":", ".", "h", " ", "\t", "a", "p", "m", "M", "P", "x", "hours", "hour",
+                         "\n", "-")),
+    "keyfacts._CLAUSES": (re.compile(r"[.!?;:,\n]+\s*|\s+but\s+|\s+whereas\s+", re.IGNORECASE),
+                          (" ", "\n", "\t", "but", "whereas", "BUT", ".", "!", ",", "x", "b", "ut")),
+    "lists._AND": (re.compile(r"\s+(?:and|&)\s+", re.IGNORECASE), (" ", "\n", "\t", "and", "&", "AND", "x", "a", "nd")),
+    "answers._ARROW": (re.compile(r" ?(?:-+>|<-+|=>|<=|[→←⟶⟵⇒⇐]) ?"), ("-", ">", "<", "=", " ", "→", "x", "--", "->")),
+}
+
+
+def _reading(name: str, pattern: re.Pattern[str], text: str) -> object:
+    """What the scorers read from a pattern: every match's span and groups, and the split. ``_BARE``'s match now
+    starts at the last blank line before the letter; ``parse_choice`` reads only its groups."""
+    if name == "mcq._BARE":
+        return [(m.end(), m.groups()) for m in pattern.finditer(text)]
+    return [(m.span(), m.groups()) for m in pattern.finditer(text)], pattern.split(text)
+
+
+@pytest.mark.parametrize("name", sorted(OLD))
+def test_a_rewritten_pattern_reads_every_text_as_the_old_one(name):
+    old, tokens = OLD[name]
+    new = scoring_patterns()[name]
+    assert new.pattern != old.pattern
+
+    @settings(max_examples=500, deadline=None, database=None)
+    @given(st.lists(st.sampled_from(tokens), max_size=16).map("".join))
+    def same(text: str) -> None:
+        assert _reading(name, new, text) == _reading(name, old, text)
+
+    same()
+
+
+if __name__ == "__main__":
+    sys.exit(worker(sys.argv[1]))
