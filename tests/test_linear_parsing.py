@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 
 import lurch_tasks.scoring
 
-BUDGET_S = 1.0  # CPU seconds per case and size: 20x the slowest linear case, 1/4 of the cheapest quadratic
+BUDGET_S = 1.0  # CPU seconds per case and size: >10x the slowest linear case, 1/4 of the cheapest quadratic
 SIZES = (1_024, 4_096, 16_384, 65_536)
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -145,6 +145,8 @@ def worker(kind: str) -> int:
             count += 1
             for size in SIZES:
                 seconds = cpu_seconds(lambda run=run, size=size: run(size))
+                if seconds == float("inf"):  # slow only when twice over budget: a one-off pause is no failure
+                    seconds = cpu_seconds(lambda run=run, size=size: run(size))
                 if seconds == float("inf"):
                     print(f"SLOW {case} at {size // 1024} KB", flush=True)
                     break
