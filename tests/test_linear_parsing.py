@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import itertools
 import pkgutil
 import re
 import signal
@@ -213,21 +214,22 @@ def test_the_reported_attack_outputs_score_as_before():
 # --- the rewritten patterns read every text as the old ones did ---------------------------------------------
 
 _WORDS = r"(?:abstain|abstains|abstaining|cannot be determined|can't be determined|not determinable|unknown)"
-# The patterns before issue 26 (super-linear), with the tokens their texts are drawn from.
+# The patterns before issue 26 (super-linear), with the tokens their texts are made of: the characters each
+# piece of the pattern reads, and whole markers, so that short texts already reach every branch.
 OLD = {
     "mcq._ANSWER_LINE": (re.compile(r"(?:final\s+answer|answer)\s*(?:is)?\s*[*_]*\s*[:=\-]?\s*[*_]*\s*[(\[]?\s*"
                                     rf"(?:(?P<letter>[A-Z])(?![A-Za-z])|(?P<abstain>{_WORDS}))", re.IGNORECASE),
-                         ("answer", "final", " ", "\n", "\t", "is", "*", "_", ":", "=", "-", "(", "[", "A", "b", "s",
-                          "i", "abstain", "unknown", "x", "ſ")),
+                         ("answer", "final answer", " ", "\n", "is", "*", "_", ":", "-", "(", "[", "A", "b", "i",
+                          "abstain", "ſ")),
     "mcq._BARE": (re.compile(rf"^\s*[*_(\[]*\s*(?:(?P<letter>[A-Z])(?![A-Za-z0-9])|(?P<abstain>{_WORDS}))",
                              re.IGNORECASE | re.MULTILINE),
-                  (" ", "\n", "\t", "\r", "*", "_", "(", "[", "A", "b", "c", "1", "abstain", "x", "\x0b", "\u2028")),
+                  (" ", "\n", "\t", "\r", "*", "_", "(", "[", "A", "b", "1", "abstain", "x", "\x0b", "\u2028")),
     "mcq._MARKER": (re.compile(r"(?:final\s+answer|answer)s?\s*(?:is|are)?\s*[*_`]*\s*[:=\-–]", re.IGNORECASE),
-                    ("answer", "final", "s", " ", "\n", "\t", "is", "are", "*", "_", "`", ":", "=", "-", "–", "x")),
+                    ("answer", "final answer", "s", " ", "\n", "is", "are", "*", "`", ":", "=", "-", "–", "x")),
     "keyfacts._CLOCK": (re.compile(r"\b(\d{1,2})[:.h](\d\d)\s*([ap])?\.?\s*m?\b\.?|\b(\d{1,2})\s*([ap])\.?\s*m\b\.?"
                                    r"|\b(\d\d)(\d\d)\s*hours?\b", re.IGNORECASE),
-                        ("1", "0", "12", ":", ".", "h", " ", "\t", "a", "p", "m", "M", "P", "x", "hours", "hour",
-                         "\n", "-")),
+                        ("10:00", "2.05", "1405", "12", ":", ".", " ", "\t", "a", "p", "m", "P", "x", "hours", "\n",
+                         "-")),
     "keyfacts._CLAUSES": (re.compile(r"[.!?;:,\n]+\s*|\s+but\s+|\s+whereas\s+", re.IGNORECASE),
                           (" ", "\n", "\t", "but", "whereas", "BUT", ".", "!", ",", "x", "b", "ut")),
     "lists._AND": (re.compile(r"\s+(?:and|&)\s+", re.IGNORECASE), (" ", "\n", "\t", "and", "&", "AND", "x", "a", "nd")),
@@ -243,14 +245,32 @@ def _reading(name: str, pattern: re.Pattern[str], text: str) -> object:
     return [(m.span(), m.groups()) for m in pattern.finditer(text)], pattern.split(text)
 
 
+def _short_texts(tokens: tuple[str, ...], limit: int = 70_000) -> Iterator[str]:
+    """Every text of up to as many tokens as keep the count under ``limit``, shortest first."""
+    length = 0
+    while len(tokens) ** (length + 1) <= limit:
+        length += 1
+    for size in range(length + 1):
+        for combo in itertools.product(tokens, repeat=size):
+            yield "".join(combo)
+
+
 @pytest.mark.parametrize("name", sorted(OLD))
-def test_a_rewritten_pattern_reads_every_text_as_the_old_one(name):
+def test_a_rewritten_pattern_reads_every_short_text_as_the_old_one(name):
     old, tokens = OLD[name]
     new = scoring_patterns()[name]
     assert new.pattern != old.pattern
+    for text in _short_texts(tokens):
+        assert _reading(name, new, text) == _reading(name, old, text), text
 
-    @settings(max_examples=500, deadline=None, database=None)
-    @given(st.lists(st.sampled_from(tokens), max_size=16).map("".join))
+
+@pytest.mark.parametrize("name", sorted(OLD))
+def test_a_rewritten_pattern_reads_longer_texts_as_the_old_one(name):
+    old, tokens = OLD[name]
+    new = scoring_patterns()[name]
+
+    @settings(max_examples=300, deadline=None, database=None)
+    @given(st.lists(st.sampled_from(tokens), max_size=24).map("".join))
     def same(text: str) -> None:
         assert _reading(name, new, text) == _reading(name, old, text)
 
