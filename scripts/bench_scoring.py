@@ -1,6 +1,7 @@
 """Benchmark: scoring cost per model output, typical and adversarial (issue "Performance", item 4).
 
     python scripts/bench_scoring.py [--quick] [--size CHARS]
+    python scripts/bench_scoring.py --growth [--budget SECONDS]
 
 Scores every output of a deterministic corpus with each family's real ``score(doc, output)`` on real
 generated docs (Find the Origin, a 16k-token edge graph, a 16k-token clique graph with ``groups``, a
@@ -16,12 +17,22 @@ its defined score. Targets: a typical output <= 0.1 ms; an adversarial output <=
 long, 50 ms per MB when longer. The scorers read long outputs through bounded windows (128k characters in
 all), so cost stops growing with size there; a ``--quick`` output (100 KB) is read whole, which makes the
 quick run the stricter check of the parsers themselves.
+
+``--growth`` (issue 26, linear-time parsing) scores every answer format (Find the Origin, edge and clique
+graphs, ImplicitHop entity / list / count, RECON MCQ single / multiple / integer / ordering / free form) on
+adversarial families built to make a backtracking regex blow up (whitespace runs after answer markers,
+thousands of near-markers, long digit and colon runs, ``*_`` markup runs, unclosed brackets, ``Day 1, 10:``
+repeats, ...) at 1, 4, 16 and 64 KB, and prints the CPU ms per size and the growth from 16 to 64 KB (linear is
+about 4). Targets: <= 50 ms at 64 KB and growth <= 8 (checked when the 64 KB time is over 5 ms, below which
+timer noise dominates). A case over ``--budget`` seconds (wall clock) is stopped and its larger sizes are not
+run, so the script also finishes on code that is not linear.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import time
 from collections.abc import Callable
@@ -297,6 +308,157 @@ def check(info: DocInfo, case: Case, scores: dict[str, float]) -> str | None:
     return f"{info.label}/{case.name}: got/expected {wrong}" if wrong else None
 
 
+# --- growth: per-format adversarial families at 1, 4, 16, 64 KB (issue 26, linear-time parsing) -------
+
+GROWTH_SIZES = (1_024, 4_096, 16_384, 65_536)
+GROWTH_TARGET_MS = 50.0  # at 64 KB
+GROWTH_MAX_RATIO = 8.0  # 64 KB / 16 KB; linear is 4
+GROWTH_NOISE_MS = 5.0  # below this the ratio is timer noise and is not checked
+# (label, task, index): one real doc per answer format; the closed-book RECON variants score like the others
+# and are generated in milliseconds.
+FORMAT_DOCS = (
+    ("origin", "find_the_origin", 0),
+    ("graph-edges", "memory_drift_edge", 5),
+    ("graph-cliques", "memory_drift_clique", 5),
+    ("hop-entity", "implicit_hop_compare", 0),
+    ("hop-list", "implicit_hop_depth", 0),
+    ("hop-count", "implicit_hop_count", 0),
+    ("recon-mcq_single", "recon_closedbook_chain", 0),
+    ("recon-mcq_multi", "recon_closedbook_cascade", 1),
+    ("recon-integer", "recon_closedbook_chain", 1),
+    ("recon-ordering", "recon_closedbook_chain", 2),
+    ("recon-free_form", "recon_closedbook_retrieval", 2),
+)
+# (name, head, unit, tail): the output is head + unit * k + tail, about the size asked for. Each family aims at a
+# shape that makes a backtracking regex super-linear: a run that two adjacent quantifiers can split many ways
+# (after a marker, where "answer\s*(?:is)?\s*[*_]*\s*" stood), or many match attempts that each scan the rest.
+GROWTH_FAMILIES = (
+    ("answer_spaces", "answer", " ", ""),
+    ("answer_tabs", "ANSWER", "\t", ""),
+    ("final_answer_newlines", "Final Answer", "\n", ""),
+    ("answer_is_spaces", "The answer is", " ", ""),
+    ("answer_markup", "**Answer", "*_", ""),
+    ("answer_spaced_markup", "Answer", " * _ ", ""),
+    ("near_markers", "", "answer ", ""),
+    ("near_final_markers", "", "final answer ", ""),
+    ("empty_markers", "", "ANSWER: ", ""),
+    ("bold_near_markers", "", "**Answer** ", ""),
+    ("connections_spaces", "CONNECTIONS", " ", ""),
+    ("digits", "ANSWER: ", "1", ""),
+    ("colons", "ANSWER: ", ":", ""),
+    ("digit_colons", "ANSWER: ", "1:", ""),
+    ("clock_spaces", "ANSWER: on Day 1, 10:00", " ", ""),
+    ("clock_tabs_pm", "ANSWER: on Day 1, 10:00 p", "\t", ""),
+    ("hours_spaces", "ANSWER: at 1000", " ", ""),
+    ("day_clock_repeats", "ANSWER: ", "Day 1, 10:", ""),
+    ("markup", "ANSWER: ", "*_", ""),
+    ("open_parens", "ANSWER: ", "(", ""),
+    ("open_brackets", "ANSWER: ", "[", ""),
+    ("open_braces", "ANSWER: ", "{", ""),
+    ("spaces_in_answer", "ANSWER: x", " ", "y"),
+    ("newlines", "", "\n", "x"),
+    ("blank_lines", "", " \n", "x"),
+    ("hyphens_in_answer", "FINAL ANSWER: x ", "-", ""),
+    ("letter_spaces", "ANSWER: A", " ", ","),
+    ("abstain_spaces", "", "cannot  ", ""),
+)
+
+
+@cache
+def format_doc(label: str) -> tuple[str, dict]:
+    """(family, doc) of one ``FORMAT_DOCS`` entry."""
+    _, task, index = next(spec for spec in FORMAT_DOCS if spec[0] == label)
+    doc = generate_row(resolve_task(task), index)
+    return doc["family"], doc
+
+
+def growth_text(head: str, unit: str, tail: str, size: int) -> str:
+    return head + unit * max(1, (size - len(head) - len(tail)) // len(unit)) + tail
+
+
+class Stalled(BaseException):
+    """Raised by the alarm; a BaseException, so the scorers' last-resort ``except Exception`` cannot swallow it."""
+
+
+def _stall(*_: object) -> None:
+    raise Stalled
+
+
+def timed_ms(function: Callable[[], object], budget: float) -> float:
+    """CPU ms of ``function`` (best of 3 when a call is fast), or inf when one call passes ``budget`` seconds of
+    wall clock (the regex engine checks for signals while it backtracks, so the alarm stops it). The stop is a
+    real-time alarm: an armed CPU-time timer makes ``process_time`` tick in milliseconds on some kernels."""
+    previous = signal.signal(signal.SIGALRM, _stall)
+    try:
+        best = float("inf")
+        for _ in range(3):
+            signal.setitimer(signal.ITIMER_REAL, budget)
+            start = time.process_time()
+            try:
+                function()
+            except Stalled:
+                return float("inf")
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+            best = min(best, time.process_time() - start)
+            if best > 0.2:
+                break  # slow enough to measure once
+        return best * 1000
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+
+
+def growth_times(score_text: Callable[[str], object], head: str, unit: str, tail: str, budget: float) -> list[float]:
+    """CPU ms per ``GROWTH_SIZES`` size; once a size is stopped, the larger ones are not run (inf)."""
+    times: list[float] = []
+    for size in GROWTH_SIZES:
+        text = growth_text(head, unit, tail, size)
+        stopped = bool(times) and times[-1] == float("inf")
+        times.append(float("inf") if stopped else timed_ms(lambda text=text: score_text(text), budget))
+    return times
+
+
+def growth_misses(label: str, name: str, times: list[float]) -> list[str]:
+    """The targets one (format, family) row misses."""
+    at_64, at_16 = times[-1], times[-2]
+    if at_64 == float("inf"):
+        stopped = GROWTH_SIZES[times.index(float("inf"))] // 1024
+        return [f"{label}/{name}: stopped at {stopped} KB (over the budget)"]
+    misses = []
+    if at_64 > GROWTH_TARGET_MS:
+        misses.append(f"{label}/{name}: {at_64:.1f} ms at 64 KB > {GROWTH_TARGET_MS:g} ms")
+    if at_64 > GROWTH_NOISE_MS and at_64 / max(at_16, 1e-3) > GROWTH_MAX_RATIO:
+        misses.append(f"{label}/{name}: grows {at_64 / max(at_16, 1e-3):.1f}x from 16 to 64 KB")
+    return misses
+
+
+def growth(budget: float, labels: tuple[str, ...] | None = None) -> int:
+    """Print the growth table; 1 when a target is missed."""
+    sizes = " | ".join(f"{size // 1024} KB ms" for size in GROWTH_SIZES)
+    print(f"| format | family | {sizes} | 64/16 |\n|---|---|" + "---:|" * (len(GROWTH_SIZES) + 1))
+    misses: list[str] = []
+    worst: dict[str, tuple[float, str]] = {}
+    for label, _, _ in FORMAT_DOCS:
+        if labels is not None and label not in labels:
+            continue
+        family, doc = format_doc(label)
+        scorer = get_family(family).score
+        for name, head, unit, tail in GROWTH_FAMILIES:
+            times = growth_times(lambda text, doc=doc, scorer=scorer: scorer(doc, text), head, unit, tail, budget)
+            misses += growth_misses(label, name, times)
+            worst[label] = max(worst.get(label, (-1.0, "")), (times[-1], name))
+            cells = " | ".join(f"{ms:.2f}" if ms < float("inf") else f"> {budget:g} s" if k == times.index(ms)
+                               else "not run" for k, ms in enumerate(times))
+            ratio = times[-1] / max(times[-2], 1e-3) if times[-1] < float("inf") else float("inf")
+            print(f"| {label} | {name} | {cells} | {ratio:.1f} |", flush=True)
+    print(f"\n| format | slowest family at 64 KB, ms (target {GROWTH_TARGET_MS:g}) |\n|---|---|")
+    for label, (ms, name) in worst.items():
+        print(f"| {label} | {'stopped' if ms == float('inf') else f'{ms:.2f}'} ({name}) |")
+    for miss in misses:
+        print(f"MISSED {miss}", file=sys.stderr)
+    return 1 if misses else 0
+
+
 # --- timing -----------------------------------------------------------------------------------------
 
 
@@ -330,8 +492,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help=f"{QUICK_SIZE // 1000} KB outputs (CI)")
     parser.add_argument("--size", type=int, default=None, help="characters per adversarial output")
-    parser.add_argument("--docs", nargs="+", default=None, choices=[label for label, _, _ in DOCS])
+    parser.add_argument("--docs", nargs="+", default=None,
+                        choices=sorted({label for label, _, _ in DOCS + FORMAT_DOCS}))
+    parser.add_argument("--growth", action="store_true",
+                        help="per-format adversarial families at 1, 4, 16, 64 KB: ms per size and growth")
+    parser.add_argument("--budget", type=float, default=10.0, help="--growth: seconds before a case is stopped")
     args = parser.parse_args(argv)
+    if args.growth:
+        return growth(args.budget, tuple(args.docs) if args.docs else None)
     size = args.size or (QUICK_SIZE if args.quick else FULL_SIZE)
     failures: list[str] = []
     worst: dict[str, dict[bool, tuple[float, str]]] = {}

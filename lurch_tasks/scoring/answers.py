@@ -123,7 +123,8 @@ _HEDGE = re.compile(r"\b(?:or|and|either|maybe|perhaps|possibly|probably|might|c
                     r"|n[’']t\b|/", re.IGNORECASE)
 _OF_BEFORE = re.compile(r"\b(?:of|for)[ *_]*$", re.IGNORECASE)
 # "x -> z -> y", "y <- z <- x": a chain written as the answer; with the destination y at one end, x is the other
-_ARROW = re.compile(r" ?(?:-+>|<-+|=>|<=|[→←⟶⟵⇒⇐]) ?")
+# (a hyphen run is tried from its first hyphen only: from every hyphen it was quadratic on "-" * n)
+_ARROW = re.compile(r" ?(?:(?<!-)-++>|<-+|=>|<=|[→←⟶⟵⇒⇐]) ?")
 # chat-template tokens a model may leave in its text ("unwrapping.</s>", "<|im_end|>")
 _SPECIAL = re.compile(r"<\|[^|<>\n]{1,40}\|>|</?s>")
 _SUBJECT_FIRST = re.compile(r" (?:is|was) (?:(?:the|my|its|our) )?(?:origin|answer|start|beginning|first word)\b",

@@ -20,10 +20,15 @@ from .mcq import _MARKER, ABSTAIN, _text, is_abstain
 _TIME_FACT = re.compile(r"^Day (\d+), (\d\d):(\d\d)$")
 _TITLES = re.compile(r"\b(?:dr|mr|mrs|ms|prof|doctor)\b\.?", re.IGNORECASE)
 _NON_WORD = re.compile(r"[^0-9a-z]+")
-_CLOCK = re.compile(r"\b(\d{1,2})[:.h](\d\d)\s*([ap])?\.?\s*m?\b\.?"  # 14:05, 2:05 pm, 14.05
-                    r"|\b(\d{1,2})\s*([ap])\.?\s*m\b\.?"  # 2 pm
-                    r"|\b(\d\d)(\d\d)\s*hours?\b", re.IGNORECASE)  # 1405 hours
-_CLAUSES = re.compile(r"[.!?;:,\n]+\s*|\s+but\s+|\s+whereas\s+", re.IGNORECASE)
+# Linear time on any output (issue 26). After "14:05" the space run is read once (possessive): either all of it
+# goes before "pm", or none does (the empty branch), which are the only ways the old "\s*([ap])?\.?\s*m?\b"
+# could end, so it matched the same text but tried every split of the run (quadratic: 19 KB of spaces, 23 s).
+_CLOCK = re.compile(r"\b(\d{1,2})[:.h](\d\d)(?:\s*+([ap])?\.?\s*m?|)\b\.?"  # 14:05, 2:05 pm, 14.05
+                    r"|\b(\d{1,2})\s*+([ap])\.?\s*+m\b\.?"  # 2 pm
+                    r"|\b(\d\d)(\d\d)\s*+hours?\b", re.IGNORECASE)  # 1405 hours
+# "but"/"whereas" are looked for from the start of a space run only: a match always ends after a whole run, so a
+# later start in the same run could not match either (it was tried from every space: quadratic).
+_CLAUSES = re.compile(r"[.!?;:,\n]+\s*|(?<!\s)\s++(?:but|whereas)\s+", re.IGNORECASE)
 _CUES = re.compile(r"\b(?:not|no|never|nor|n't|neither|instead|rather|contrary|contradict\w*|false|falsely|"
                    r"incorrect\w*|wrong\w*|mistaken\w*|disput\w*|claim\w*|said|says|stated|states|reported|alleg\w*|"
                    r"account|accounts|witness\w*|statement\w*|withdrawn|retracted|rejected|ruled|unsupported)\b",
@@ -60,19 +65,41 @@ def _clock_minutes(text: str) -> set[int]:
     return minutes
 
 
-def mentions(text: str, fact: str) -> bool:
-    """Whether ``text`` states ``fact`` (a name or phrase, or a ``Day N, HH:MM`` time)."""
+def _fact_key(fact: str) -> tuple[str, int | None]:
+    """What to look for: (" day N ", minute of the day) for a ``Day N, HH:MM`` time, else (the phrase, None)."""
     time = _TIME_FACT.match(fact)
     if time:
-        day, minute = int(time.group(1)), int(time.group(2)) * 60 + int(time.group(3))
-        return f" day {day} " in normalize_text(text) and minute in _clock_minutes(text)
-    phrase = normalize_text(fact)
-    return phrase.strip() != "" and phrase in normalize_text(text)
+        return f" day {int(time.group(1))} ", int(time.group(2)) * 60 + int(time.group(3))
+    return normalize_text(fact), None
+
+
+def _states(text: str, normal: str, key: tuple[str, int | None]) -> bool:
+    """Whether ``text`` (``normal``: its ``normalize_text``) states the fact of ``key``."""
+    phrase, minute = key
+    if minute is not None:
+        return phrase in normal and minute in _clock_minutes(text)
+    return phrase.strip() != "" and phrase in normal
+
+
+def mentions(text: str, fact: str) -> bool:
+    """Whether ``text`` states ``fact`` (a name or phrase, or a ``Day N, HH:MM`` time)."""
+    return _states(text, normalize_text(text), _fact_key(fact))
+
+
+def _asserting_clauses(text: str) -> list[tuple[str, str]]:
+    """(clause, its normal form) for every clause of ``text`` without a denial or report cue, each read once
+    however many facts are checked against it (an output of 10k clauses costs 10k reads, not one per fact)."""
+    return [(clause, normalize_text(clause)) for clause in _CLAUSES.split(text) if not _CUES.search(clause)]
+
+
+def _asserted_in(clauses: list[tuple[str, str]], fact: str) -> bool:
+    key = _fact_key(fact)
+    return any(_states(clause, normal, key) for clause, normal in clauses)
 
 
 def asserted(text: str, fact: str) -> bool:
     """Whether some clause of ``text`` mentions ``fact`` without a denial or report cue."""
-    return any(mentions(clause, fact) and not _CUES.search(clause) for clause in _CLAUSES.split(text))
+    return _asserted_in(_asserting_clauses(text), fact)
 
 
 def grade_free_form(output: object, required: Sequence[str], contradicting: Sequence[str]) -> dict:
@@ -81,7 +108,8 @@ def grade_free_form(output: object, required: Sequence[str], contradicting: Sequ
     try:
         text = free_form_text(output)[:20_000]
         found = [fact for fact in required if mentions(text, fact)]
-        against = [fact for fact in contradicting if asserted(text, fact)]
+        clauses = _asserting_clauses(text) if contradicting else []
+        against = [fact for fact in contradicting if _asserted_in(clauses, fact)]
         abstained = not found and is_abstain(text[:400])
     except Exception:  # pragma: no cover - last resort; the grader is meant not to raise at all
         found, against, abstained = [], [], False

@@ -15,7 +15,8 @@ from .pairs import normalize_name
 
 _MARKER = re.compile(r"final\s+answers?\s*(?:is|are)?\s*[:\-–]*", re.IGNORECASE)
 _NUMBERING = re.compile(r"^\s*(?:\(?\d{1,2}[.):]|[-*•])\s*")
-_AND = re.compile(r"\s+(?:and|&)\s+", re.IGNORECASE)
+# From the start of a space run only (a match ends after a whole run): linear on long runs of spaces
+_AND = re.compile(r"(?<!\s)\s++(?:and|&)\s+", re.IGNORECASE)
 
 
 def answer_text(output: object) -> str:

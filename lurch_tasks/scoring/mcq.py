@@ -14,12 +14,18 @@ from .single import parse_count
 ABSTAIN = "ABSTAIN"
 _ABSTAIN_WORDS = r"(?:abstain|abstains|abstaining|cannot be determined|can't be determined|not determinable|unknown)"
 _ABSTAIN = re.compile(rf"\b{_ABSTAIN_WORDS}\b", re.IGNORECASE)
+# Linear time on any output (issue 26): runs of spaces and markup are possessive (*+, ++), so a run is read once
+# and never re-split between adjacent quantifiers; the old "answer\s*(?:is)?\s*[*_`]*\s*[:=-]" was cubic on
+# "answer" and a few KB of spaces. No path gives back a possessive run's characters to a later piece (the
+# pieces' classes are disjoint), so every output reads as before (tests/test_linear_parsing.py checks that).
 # Explicit answer lines first ("ANSWER: C", "Final answer - (C)", "**Answer:** C"), last one wins.
-_ANSWER_LINE = re.compile(r"(?:final\s+answer|answer)\s*(?:is)?\s*[*_]*\s*[:=\-]?\s*[*_]*\s*[(\[]?\s*"
+_ANSWER_LINE = re.compile(r"(?:final\s+answer|answer)\s*+(?:is)?\s*+[*_]*+\s*+[:=\-]?\s*+[*_]*+\s*+[(\[]?\s*+"
                           rf"(?:(?P<letter>[A-Z])(?![A-Za-z])|(?P<abstain>{_ABSTAIN_WORDS}))", re.IGNORECASE)
-_BARE = re.compile(rf"^\s*[*_(\[]*\s*(?:(?P<letter>[A-Z])(?![A-Za-z0-9])|(?P<abstain>{_ABSTAIN_WORDS}))",
+# A line holding only the letter (markup and blank lines before it allowed). The match starts at the last line
+# start before the letter, so the lines of a blank run are not each read to its end (quadratic on "\n" * n).
+_BARE = re.compile(rf"^[^\S\n]*+(?:[*_(\[]++\s*+)?(?:(?P<letter>[A-Z])(?![A-Za-z0-9])|(?P<abstain>{_ABSTAIN_WORDS}))",
                    re.IGNORECASE | re.MULTILINE)
-_MARKER = re.compile(r"(?:final\s+answer|answer)s?\s*(?:is|are)?\s*[*_`]*\s*[:=\-–]", re.IGNORECASE)
+_MARKER = re.compile(r"(?:final\s+answer|answer)s?\s*+(?:is|are)?\s*+[*_`]*+\s*+[:=\-–]", re.IGNORECASE)
 _LETTER_RUN = re.compile(r"(?<![A-Za-z])([A-Za-z])(?![A-Za-z])")
 _JOINERS = re.compile(r"^(?:[\s,;/&+*_`()\[\]{}\"'.>-]|and|then|or)*$", re.IGNORECASE)
 
