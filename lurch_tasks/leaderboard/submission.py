@@ -122,8 +122,8 @@ def _copy(source: IO[bytes], target: Path, name: str, budget: _Budget) -> None:
             out.write(chunk)
 
 
-def _not_allowed(archive: str, name: str, allowed: str) -> ValueError:
-    return ValueError(f"submission: {archive} member {printable(name)!r} is not allowed; allowed: {allowed}")
+def _refused(archive: str, name: str, what: str, allowed: str) -> ValueError:
+    return ValueError(f"submission: {archive} member {printable(name)!r} {what}; allowed: {allowed}")
 
 
 def _zip_entries(archive: Path) -> int:
@@ -147,16 +147,16 @@ def _unpack_zip(archive: Path, target: Path) -> None:
         for member in members:  # every check the central directory allows, before anything is written
             budget.member(member.filename)
             if not _safe_name(member.filename) or (member.external_attr >> 16) & 0o170000 == 0o120000:
-                raise _not_allowed(archive.name, member.filename, "plain files with relative paths")
+                raise _refused(archive.name, member.filename, "is not allowed", "plain files with relative paths")
             if member.flag_bits & 0x1:
-                raise _not_allowed(archive.name, member.filename, "members without encryption")
+                raise _refused(archive.name, member.filename, "is encrypted", "members without encryption")
             if member.compress_type not in ZIP_METHODS:
-                raise _not_allowed(archive.name, member.filename, f"compression {member.compress_type} is not "
-                                   "supported; allowed: stored, deflate, bzip2 or lzma")
+                raise _refused(archive.name, member.filename, f"uses compression method {member.compress_type}",
+                               "stored, deflate, bzip2 or lzma")
             ratio = member.file_size / max(member.compress_size, 1)
             if member.file_size > RATIO_FLOOR and ratio > MAX_RATIO:
-                raise _not_allowed(archive.name, member.filename, f"a compression ratio of {ratio:.0f}; allowed: "
-                                   f"at most {MAX_RATIO}")
+                raise _refused(archive.name, member.filename, f"has a compression ratio of {ratio:.0f}",
+                               f"at most {MAX_RATIO}")
             declared += member.file_size
             budget.add(member.filename, member.file_size, 0)
         if declared > budget.allowed:
@@ -182,7 +182,8 @@ def _unpack_tar(archive: Path, target: Path) -> None:
         for member in bundle:
             budget.member(member.name)
             if not _safe_name(member.name) or not (member.isfile() or member.isdir()) or member.issparse():
-                raise _not_allowed(archive.name, member.name, "plain files and folders with relative paths")
+                raise _refused(archive.name, member.name, "is not allowed",
+                               "plain files and folders with relative paths")
             budget.add(member.name, member.size, 0)  # the header's size, before reading it
             name = member.name.rstrip("/")
             path = inside(target, name, f"submission: {archive.name}") if name not in ("", ".") else target

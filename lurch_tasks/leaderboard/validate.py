@@ -159,6 +159,12 @@ def shape_problem(doc: dict) -> str | None:
         if not isinstance(value, kind) or isinstance(value, bool):
             shown = printable(json.dumps(value)[:40]) if key in doc else "missing"
             return f"field {key} is {shown}; allowed: a JSON {'object' if kind is dict else kind.__name__}"
+    try:
+        params = json.loads(doc["params"])
+    except (ValueError, RecursionError):
+        params = None
+    if not isinstance(params, dict) or not isinstance(params.get("config"), dict):
+        return f"field params is {printable(doc['params'][:40])!r}; allowed: JSON text of an object with a config"
     return None
 
 
@@ -218,16 +224,16 @@ def validate_and_load(path: Path, load: Callable[[Verdict, Path], T] | None,
     any JSON shape, a number out of range, nesting deep enough for a RecursionError) is one reason naming it, never
     an exception for the caller."""
     name = str(path)
-    where: list[str] = []  # the last sample read, for a failure no specific check names
+    where: list[str] = []  # the sample being checked (if any), for a failure no specific check names
     try:
         with opened(path) as folder:
             verdict = _validate_folder(name, folder, progress, workers, where)
             loaded = load(verdict, folder) if load is not None and verdict.ok else None
         return _printable_verdict(verdict), loaded
-    except ValueError as error:
-        return Verdict(name, (_line(str(error)),)), None
+    except ValueError as error:  # a sample being read is named (the error may come from deep in a parser)
+        return Verdict(name, (_line(f"{where[-1]}: {error}" if where else str(error)),)), None
     except Exception as error:  # noqa: BLE001  # one hostile submission must never take the board down
-        after = f" after {where[-1]}" if where else ""
+        after = f" at {where[-1]}" if where else ""
         reason = (f"submission: {name}: cannot be read{after} ({type(error).__name__}: {error}); allowed: lm-eval's "
                   "output as `lurch eval --log_samples` writes it")
         return Verdict(name, (_line(reason),)), None
@@ -273,6 +279,7 @@ def _validate_folder(name: str, folder: Path, progress, workers: int, where: lis
     for sample in iter_samples(runs, foreign):
         where[:] = [sample.source]
         problem, counted = _sample_problem(sample, seen, seed, secret, pending, tallies)
+        where.clear()  # errors between samples (reading the next line) name their file themselves
         problems += [problem] if problem is not None else []
         docs += counted
     problems += regeneration_problems(pending, workers, progress)
