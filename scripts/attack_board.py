@@ -161,7 +161,7 @@ def hostile(valid: Path, work: Path) -> dict[str, Path]:
         made[name] = path
 
     # archives
-    archive("bomb-1M-members.tar.xz", lambda p: tar_xz_members(p, 1_000_000))
+    archive("bomb-1M-members-xz.tar", lambda p: tar_xz_members(p, 1_000_000))  # xz inside a .tar name
     archive("bomb-2GiB.zip", lambda p: zip_bomb(p, 8, 256 << 20))
     archive("bomb-200k-empty.zip", lambda p: empty_files_zip(p, 200_000))
     valid_zip = zip_folder(valid, work / "valid.zip")

@@ -39,12 +39,15 @@ def hub_files(folder: Path) -> list[str]:
     folder = Path(folder)
     if not folder.is_dir():
         raise ValueError(f"folder: {str(folder)!r} does not exist; allowed: a folder written by `lurch materialize`")
-    files = ["README.md"] + ([MANIFEST_NAME] if (folder / MANIFEST_NAME).is_file() else [])
+    files = ["README.md", MANIFEST_NAME]
     for name, patterns in card_configs(folder).items():
         matched = sorted({p.relative_to(folder).as_posix() for pattern in patterns for p in folder.glob(pattern)})
         if not matched:
             raise ValueError(f"README.md: config {name!r} data_files {patterns} match no file; allowed: existing files")
         files += matched
+    if not (folder / MANIFEST_NAME).is_file():  # a dry run fails as the real push must: nothing unchecked is uploaded
+        raise ValueError(f"folder: {str(folder)!r} has no {MANIFEST_NAME}; allowed: a folder written by "
+                         "`lurch materialize`")
     return files
 
 

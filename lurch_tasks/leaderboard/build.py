@@ -26,7 +26,7 @@ from ..analysis.render import markdown_table
 from ..analysis.report import Options, length_table
 from ..analysis.runs import find_runs
 from ..analysis.stats import summarize
-from ..core.files import check_owned_folder, write_owned_folder
+from ..core.files import check_owned_folder, owned_files, write_owned_folder
 from ..core.text import csv_cell, markdown_cell, printable
 from .html import Column, LeaderboardTable, render_index
 from .validate import Verdict, validate_and_load
@@ -243,7 +243,7 @@ def board_files(folder: Path) -> list[str]:
     if not manifest.is_file():
         raise ValueError(f"folder: {str(folder)!r} has no {MANIFEST}; allowed: a folder written by "
                          "`lurch leaderboard build`")
-    listed = json.loads(manifest.read_text(encoding="utf-8")).get("files", [])
+    listed = [*owned_files(Path(folder), MANIFEST, TOOL), MANIFEST]  # each inside the folder (untrusted manifest)
     missing = [name for name in listed if not (Path(folder) / name).is_file()]
     if missing:
         raise ValueError(f"folder: {missing[0]} is listed in {MANIFEST} but missing; allowed: the folder as built")
