@@ -7,7 +7,7 @@ Clearing it is deleting that folder.
 One Arrow IPC file per key: the task name, the resolved config's hash (tokenizer and chat_template overrides
 included), the seed, the split, the family and its version, the lurch-tasks version and a stamp of the
 installed generator code and of a local tokenizer's files (so an edited generator or tokenizer never reads
-stale docs). The file's schema metadata holds the key; its rows are (index, CRC-32, row as JSON), rows as
+stale docs). The file's schema metadata holds the key; its rows are (index, MAC, row as JSON), rows as
 generated, before any per-run filtering (the model-window check), so any run of the same key reuses what
 earlier runs generated and adds what they did not (a longer ``--limit``). JSON round-trips every value a row
 holds exactly (floats, key order); the file is memory-mapped, so a run decodes only the rows it reads, and
