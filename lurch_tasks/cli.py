@@ -366,7 +366,7 @@ def cmd_leaderboard_validate(args: argparse.Namespace) -> int:
     failed = 0
     for path in args.submissions:
         started = time.monotonic()
-        with tqdm(unit="doc", desc=f"validating {Path(path).name}", disable=args.quiet) as bar:
+        with tqdm(unit="doc", desc=f"validating {printable(Path(path).name)}", disable=args.quiet) as bar:
             verdict = validate(Path(path), progress=bar.update, workers=args.num_proc)
         seconds = time.monotonic() - started
         shown = printable(path)  # reasons and the model label are printable already (validate)
