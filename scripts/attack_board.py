@@ -403,8 +403,10 @@ def main() -> None:
     os.environ["LURCH_CACHE_DIR"] = "off"
     version = subprocess.run([sys.executable, "-c", "import lurch_tasks; print(lurch_tasks.__version__)"],
                              capture_output=True, text=True, check=True).stdout.strip()
+    args.work = args.work.resolve()
     args.work.mkdir(parents=True, exist_ok=True)
-    valid = args.valid or make_valid(args.work, version)
+    os.chdir(args.work)  # children's sys.path starts with their cwd: never a checkout that would shadow PYTHONPATH
+    valid = args.valid.resolve() if args.valid else make_valid(args.work, version)
     started = time.monotonic()
     made = hostile(valid, args.work)
     print(f"{len(made)} hostile submissions made in {time.monotonic() - started:.1f} s "
