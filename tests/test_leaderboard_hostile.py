@@ -414,6 +414,7 @@ DOC_KEYS = ["id", "task", "family", "index", "seed", "split", "params", "difficu
             "prompt"]
 TOP_KEYS = ["results", "n-samples", "config"]
 META_KEYS = ["model", "seed", "tasks", "subset", "lurch_tasks_version", "private_seed_sha256"]
+RECORD_KEYS = ["resps", "filtered_resps", "doc", "doc_id"]
 
 
 @pytest.fixture(scope="module")
@@ -439,6 +440,8 @@ def _fuzzed(tiny: Path, target: str, key: str, value: object, whole: bool) -> tu
         if target == "samples":
             path = samples(folder, "find_the_origin")
             edit_record(path, (lambda r: r.update(doc=value)) if whole else (lambda r: r["doc"].update({key: value})))
+        elif target == "record":  # the sample record around the doc: the model's output fields
+            edit_record(samples(folder, "find_the_origin"), lambda r: r.update({key: value}))
         elif target == "results":
             document = value if whole else {**json.loads(results(folder).read_text()), key: value}
             results(folder).write_text(json.dumps(document))
@@ -449,10 +452,10 @@ def _fuzzed(tiny: Path, target: str, key: str, value: object, whole: bool) -> tu
     return verdict.problems
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                   HealthCheck.too_slow])
-@given(target=st.sampled_from(["samples", "results", "submission"]), key=st.sampled_from(DOC_KEYS + TOP_KEYS
-                                                                                          + META_KEYS),
+@given(target=st.sampled_from(["samples", "record", "results", "submission"]),
+       key=st.sampled_from(DOC_KEYS + TOP_KEYS + META_KEYS + RECORD_KEYS),
        value=JSON, whole=st.booleans())
 def test_fuzzed_submissions_give_reasons_never_exceptions(tiny, target, key, value, whole):
     problems = _fuzzed(tiny, target, key, value, whole)  # validate never raises
