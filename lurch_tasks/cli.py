@@ -363,20 +363,22 @@ def cmd_leaderboard_validate(args: argparse.Namespace) -> int:
 
     from tqdm.auto import tqdm
 
+    from .core.text import printable
     from .leaderboard.validate import validate
 
     failed = 0
     for path in args.submissions:
         started = time.monotonic()
-        with tqdm(unit="doc", desc=f"validating {Path(path).name}", disable=args.quiet) as bar:
+        with tqdm(unit="doc", desc=f"validating {printable(Path(path).name)}", disable=args.quiet) as bar:
             verdict = validate(Path(path), progress=bar.update, workers=args.num_proc)
         seconds = time.monotonic() - started
+        shown = printable(path)  # reasons and the model label are printable already (validate)
         if verdict.ok:
-            print(f"{path}: pass ({verdict.model}, {len(verdict.tasks)} tasks, {verdict.docs} docs regenerated and "
+            print(f"{shown}: pass ({verdict.model}, {len(verdict.tasks)} tasks, {verdict.docs} docs regenerated and "
                   f"re-scored, {seconds:.1f} s)")
             continue
         failed += 1
-        print(f"{path}: FAIL ({len(verdict.problems)} problems)")
+        print(f"{shown}: FAIL ({len(verdict.problems)} problems)")
         for problem in verdict.problems:
             print(f"  {problem}")
     return 1 if failed else 0
@@ -385,6 +387,7 @@ def cmd_leaderboard_validate(args: argparse.Namespace) -> int:
 def cmd_leaderboard_build(args: argparse.Namespace) -> int:
     _require_report_extra()
     from .analysis.report import Options
+    from .core.text import printable
     from .leaderboard.build import build
 
     verdicts, table = build([Path(p) for p in args.submissions], Path(args.out),
@@ -393,7 +396,7 @@ def cmd_leaderboard_build(args: argparse.Namespace) -> int:
                             workers=args.num_proc)
     for verdict in verdicts:
         if not verdict.ok:
-            print(f"lurch: note: {verdict.submission} is left out: {verdict.problems[0]}"
+            print(f"lurch: note: {printable(verdict.submission)} is left out: {verdict.problems[0]}"
                   + (f" (and {len(verdict.problems) - 1} more problems)" if len(verdict.problems) > 1 else ""),
                   file=sys.stderr)
     print(table)

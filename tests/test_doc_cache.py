@@ -28,6 +28,7 @@ LURCH = str(Path(sys.executable).parent / "lurch")
 def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder = tmp_path / "cache"
     monkeypatch.setenv("LURCH_CACHE_DIR", str(folder))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # the MAC key: never the user's own
     return folder
 
 
@@ -251,7 +252,8 @@ def test_a_local_tokenizer_is_part_of_the_key(tmp_path, cache_dir, monkeypatch) 
 
 @pytest.mark.slow
 def test_lurch_eval_second_run_reads_the_cache(tmp_path) -> None:
-    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", LURCH_CACHE_DIR=str(tmp_path / "cache"))
+    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", LURCH_CACHE_DIR=str(tmp_path / "cache"),
+               XDG_CONFIG_HOME=str(tmp_path / "config"))
     args = [LURCH, "eval", "--model", "lurch-solver", "--tasks", "find_the_origin", "--limit", "4",
             "--metadata", json.dumps({"max_seq_lengths": [512], "num_samples": 1})]
     results = []

@@ -7,11 +7,18 @@ Clearing it is deleting that folder.
 One Arrow IPC file per key: the task name, the resolved config's hash (tokenizer and chat_template overrides
 included), the seed, the split, the family and its version, the lurch-tasks version and a stamp of the
 installed generator code and of a local tokenizer's files (so an edited generator or tokenizer never reads
-stale docs). The file's schema metadata holds the key; its rows are (index, CRC-32, row as JSON), rows as
+stale docs). The file's schema metadata holds the key; its rows are (index, MAC, row as JSON), rows as
 generated, before any per-run filtering (the model-window check), so any run of the same key reuses what
 earlier runs generated and adds what they did not (a longer ``--limit``). JSON round-trips every value a row
 holds exactly (floats, key order); the file is memory-mapped, so a run decodes only the rows it reads, and
-each row read is checked against its CRC and index. A file that fails a check is ignored with one warning
+each row read is checked against its MAC and index.
+
+The cache is trusted input for ``lurch leaderboard validate`` (a doc read from it is what a submission is compared
+with), so a CRC is not enough: each row carries an HMAC-SHA256 of (entry key, index, row) under a per-user secret
+key (``$XDG_CONFIG_HOME/lurch-tasks/doc-cache.key``, else ``~/.config/lurch-tasks/doc-cache.key``; 32 random bytes,
+created 0600, outside the cache folder). Whoever can write the cache but not read that key cannot forge a row: an
+edited row fails its MAC and is regenerated. A key that is missing and cannot be created, or that others may read or
+write, switches the cache off with one warning line. A file that fails a check is ignored with one warning
 line and replaced by the next save. Saving writes a whole new file beside the entry and renames it over it:
 readers only ever see whole files, an interrupted run leaves the entry as it was, and a cache that cannot be
 written costs one warning line, never the run.
@@ -20,11 +27,13 @@ written costs one warning line, never the run.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
+import secrets
+import stat
 import sys
 import time
-import zlib
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -41,10 +50,12 @@ from .window import warn
 
 CACHE_ENV = "LURCH_CACHE_DIR"
 DISABLED = "off"
-FORMAT = "1"
+FORMAT = "2"  # 1: rows checked by CRC-32; 2: by HMAC-SHA256
 KEY_FIELD = b"lurch_doc_cache_key"
 FORMAT_FIELD = b"lurch_doc_cache_format"
-SCHEMA = pa.schema([("index", pa.int64()), ("crc32", pa.uint32()), ("row", pa.large_string())])
+SCHEMA = pa.schema([("index", pa.int64()), ("mac", pa.binary(32)), ("row", pa.large_string())])
+KEY_FILE = "doc-cache.key"
+KEY_BYTES = 32
 _SKIP_DIRS = {"__pycache__", ".git", ".venv", "node_modules"}
 _MAX_STAMPED_FILES = 5000
 _STALE_SECONDS = 24 * 3600
@@ -66,6 +77,48 @@ def cache_root(environ: Mapping[str, str] | None = None) -> Path | None:
 def docs_dir(environ: Mapping[str, str] | None = None) -> Path | None:
     root = cache_root(environ)
     return None if root is None else root / "docs"
+
+
+def key_path(environ: Mapping[str, str] | None = None) -> Path:
+    """Where the per-user MAC key lives: the config folder, never the cache folder (which others may share)."""
+    env = os.environ if environ is None else environ
+    xdg = env.get("XDG_CONFIG_HOME", "").strip()
+    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".config"
+    return base / "lurch-tasks" / KEY_FILE
+
+
+def mac_key(path: Path | None = None) -> bytes:
+    """The per-user secret MAC key (created on first use: 32 random bytes, mode 0600); a ValueError naming the file
+    when it cannot be made or read, or when another user could read or replace it."""
+    path = key_path() if path is None else path
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        try:
+            handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        except FileExistsError:
+            pass
+        else:
+            with os.fdopen(handle, "wb") as out:
+                out.write(secrets.token_bytes(KEY_BYTES))
+        handle = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(handle, "rb") as source:
+            info = os.fstat(source.fileno())
+            key = source.read(KEY_BYTES + 1)
+    except OSError as err:
+        raise ValueError(f"{path}: cannot be used as the doc cache key ({_reason(err)})") from None
+    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        raise ValueError(f"{path}: the doc cache key must be a file of this user that no one else may read or write "
+                         "(mode 0600)")
+    if len(key) != KEY_BYTES:
+        raise ValueError(f"{path}: the doc cache key must hold {KEY_BYTES} bytes; allowed: delete it (a new one is "
+                         "made)")
+    return key
+
+
+def row_mac(secret: bytes, key_json: str, index: int, text: str) -> bytes:
+    """HMAC-SHA256 of one row under its entry's key: a row moved to another entry or index fails as well."""
+    message = f"{key_json}\n{index}\n".encode("ascii") + text.encode("utf-8")
+    return hmac.new(secret, message, hashlib.sha256).digest()
 
 
 def cache_key(task: Any, split: str) -> dict[str, Any]:
@@ -94,8 +147,9 @@ class DocCache:
 
     Open it with :func:`open_doc_cache`; a disabled cache (no ``path``) stores nothing and reads nothing."""
 
-    def __init__(self, path: Path | None, key: dict[str, Any]) -> None:
-        self.path, self.key = path, key
+    def __init__(self, path: Path | None, key: dict[str, Any], secret: bytes = b"") -> None:
+        self.path, self.key, self._secret = path, key, secret
+        self._key_json = canonical_json(key)
         self._stored: pa.Table | None = None  # the entry on disk, memory-mapped
         self._position: dict[int, int] = {}  # index -> row of the stored table
         self._new: dict[int, str] = {}  # index -> JSON of rows generated this run
@@ -132,8 +186,9 @@ class DocCache:
         position = self._position[index]
         text = self._stored.column("row")[position].as_py()
         try:
-            if zlib.crc32(text.encode("utf-8")) != self._stored.column("crc32")[position].as_py():
-                raise ValueError(f"row {index} does not match its checksum")
+            stored_mac = self._stored.column("mac")[position].as_py()
+            if not hmac.compare_digest(row_mac(self._secret, self._key_json, index, text), stored_mac):
+                raise ValueError(f"row {index} does not match its MAC (edited, or written with another key)")
             row = json.loads(text)
             if not isinstance(row, dict) or row.get("index") != index:
                 raise ValueError(f"row {index} holds another row")
@@ -152,7 +207,8 @@ class DocCache:
         """Write the stored and the new rows as the entry (atomically); a failure is one warning line."""
         if self.path is None or not self._new:
             return
-        new = pa.table({"index": list(self._new), "crc32": [zlib.crc32(t.encode("utf-8")) for t in self._new.values()],
+        new = pa.table({"index": list(self._new),
+                        "mac": [row_mac(self._secret, self._key_json, i, t) for i, t in self._new.items()],
                         "row": list(self._new.values())}, schema=SCHEMA)
         table = new if self._stored is None else pa.concat_tables([self._stored, new])
         metadata = {FORMAT_FIELD: FORMAT.encode(), KEY_FIELD: canonical_json(self.key).encode("ascii")}
@@ -193,10 +249,32 @@ def _sweep_stale_temporaries(path: Path) -> None:
 
 
 def open_doc_cache(task: Any, split: str) -> DocCache:
-    """The doc cache of ``task`` and ``split`` (disabled with ``LURCH_CACHE_DIR=off``)."""
+    """The doc cache of ``task`` and ``split`` (disabled with ``LURCH_CACHE_DIR=off``, or when the MAC key cannot
+    be used: one warning line)."""
     folder = docs_dir()
     key = cache_key(task, split)
-    return DocCache(None if folder is None else entry_path(folder, key), key)
+    if folder is None:
+        return DocCache(None, key)
+    try:
+        secret = _mac_key_once()
+    except ValueError as err:
+        _warn_once(f"{err}; the doc cache is off for this run")
+        return DocCache(None, key)
+    return DocCache(entry_path(folder, key), key, secret)
+
+
+@lru_cache(maxsize=4)
+def _mac_key_for(path: Path) -> bytes:
+    return mac_key(path)
+
+
+def _mac_key_once() -> bytes:
+    return _mac_key_for(key_path())
+
+
+@lru_cache(maxsize=8)
+def _warn_once(message: str) -> None:
+    warn(message)
 
 
 # ---------------------------------------------------------------- stamps of what generated the rows

@@ -1,9 +1,12 @@
 """``lurch leaderboard build``: validated submissions -> ranked tables (Markdown, CSV, JSON, a sortable index.html).
 
-Only submissions that pass ``validate`` appear. Each is re-scored from its raw outputs (``analysis.frame``), so the
-table never shows a claimed number. Ranking is by the headline memory drift (lower is better), overall and per family;
-equal values at the shown precision share a rank, marked ``=``. Every number carries a seeded bootstrap 95% CI, and
-drift onset / effective length come from the same code as ``lurch report``.
+Only submissions that pass ``validate`` appear; each is unpacked once, and one that fails in any way is left out with
+its reason while the board is built from the others. Each is re-scored from its raw outputs (``analysis.frame``), so
+the table never shows a claimed number. A model is its (name, revision) in every table: two revisions are two rows.
+Text from submissions is written inert: control characters escaped everywhere, Markdown cells escaped, CSV cells
+never start a formula (the HTML page escapes its own). Ranking is by the headline memory drift (lower is better),
+overall and per family; equal values at the shown precision share a rank, marked ``=``. Every number carries a
+seeded bootstrap 95% CI, and drift onset / effective length come from the same code as ``lurch report``.
 """
 
 from __future__ import annotations
@@ -23,10 +26,10 @@ from ..analysis.render import markdown_table
 from ..analysis.report import Options, length_table
 from ..analysis.runs import find_runs
 from ..analysis.stats import summarize
-from ..core.files import check_owned_folder, write_owned_folder
+from ..core.files import check_owned_folder, owned_files, write_owned_folder
+from ..core.text import csv_cell, markdown_cell, printable
 from .html import Column, LeaderboardTable, render_index
-from .submission import opened
-from .validate import Verdict, validate
+from .validate import Verdict, validate_and_load
 
 HEADLINE = ("memory_drift", "score", "precision", "recall", "f1")
 MANIFEST = ".lurch-leaderboard.json"
@@ -44,11 +47,29 @@ class Entry:
         return self.verdict.metadata["model"]["name"]
 
 
-def load_entry(verdict: Verdict, path: Path) -> Entry:
-    """A validated submission's docs re-scored, labelled with the submission's model name."""
-    with opened(path) as folder:
-        frame = load_runs(find_runs([folder])).frame
-    return Entry(verdict, frame.assign(model=verdict.metadata["model"]["name"]))
+def identity(model: dict) -> str:
+    """The key one model has in every frame and table while the board is computed: its name *and* revision, so two
+    revisions of one name are never grouped together (``with_revision`` turns it back into two columns)."""
+    return json.dumps([printable(model["name"]), printable(model["revision"])])
+
+
+def with_revision(table: pd.DataFrame) -> pd.DataFrame:
+    """``model`` keys (``identity``) split back into the ``model`` name and its ``revision``, beside each other."""
+    if table.empty or "model" not in table:
+        return table
+    pairs = [json.loads(key) for key in table["model"]]
+    table = table.drop(columns=[c for c in ("revision",) if c in table]).assign(
+        model=[name for name, _ in pairs], revision=[revision for _, revision in pairs])
+    columns = list(table.columns)
+    columns.remove("revision")
+    columns.insert(columns.index("model") + 1, "revision")
+    return table[columns]
+
+
+def load_entry(verdict: Verdict, folder: Path) -> Entry:
+    """A validated submission's docs (from its unpacked ``folder``) re-scored, keyed by its model's identity."""
+    frame = load_runs(find_runs([folder])).frame
+    return Entry(verdict, frame.assign(model=identity(verdict.metadata["model"])))
 
 
 def ranked(table: pd.DataFrame, by: str = "memory_drift") -> pd.DataFrame:
@@ -66,12 +87,12 @@ def overall_table(entries: list[Entry], options: Options) -> pd.DataFrame:
         summary = summarize(entry.frame, ["model"], HEADLINE, reps=options.reps, seed=options.seed).iloc[0].to_dict()
         families = summarize(entry.frame, ["family"], ("score",), reps=0, seed=options.seed)
         meta = entry.verdict.metadata
-        summary.update({"revision": meta["model"]["revision"], "seed": _seed_label(meta),
-                        "coverage": "subset" if meta.get("subset") else "full", "docs": entry.verdict.docs,
-                        "lm_eval_model": meta["run"]["lm_eval_model"], "date": meta["date"]})
+        summary.update({"seed": _seed_label(meta), "coverage": "subset" if meta.get("subset") else "full",
+                        "docs": entry.verdict.docs, "lm_eval_model": printable(meta["run"]["lm_eval_model"]),
+                        "date": printable(meta["date"])})
         summary.update({f"score:{row['family']}": row["score"] for _, row in families.iterrows()})
         rows.append(summary)
-    table = ranked(pd.DataFrame(rows)).drop(columns=["n"])
+    table = with_revision(ranked(pd.DataFrame(rows)).drop(columns=["n"]))
     first = ["rank", "tie", "model", "revision", "seed", "coverage"]
     return table[first + [c for c in table.columns if c not in first]]
 
@@ -80,8 +101,8 @@ def family_tables(entries: list[Entry], options: Options) -> dict[str, pd.DataFr
     frame = pd.concat([entry.frame for entry in entries], ignore_index=True)
     tables = {}
     for family, rows in frame.groupby("family", sort=True):
-        table = ranked(summarize(rows, ["model"], HEADLINE, reps=options.reps, seed=options.seed))
-        first = ["rank", "tie", "model"]
+        table = with_revision(ranked(summarize(rows, ["model"], HEADLINE, reps=options.reps, seed=options.seed)))
+        first = ["rank", "tie", "model", "revision"]
         tables[family] = table[first + [c for c in table.columns if c not in first]]
     return tables
 
@@ -91,7 +112,8 @@ def lengths(entries: list[Entry], options: Options) -> pd.DataFrame:
     table = length_table(frame, options)
     if table.empty:
         return table
-    columns = ["model", "task", "shortest", "longest", "drift_onset", "drift_onset_lo", "drift_onset_hi",
+    table = with_revision(table)
+    columns = ["model", "revision", "task", "shortest", "longest", "drift_onset", "drift_onset_lo", "drift_onset_hi",
                "effective_length", "effective_length_lo", "effective_length_hi"]
     return table[columns]
 
@@ -104,9 +126,25 @@ def display(table: pd.DataFrame) -> pd.DataFrame:
     return table.drop(columns=["tie"]).assign(rank=ranks)
 
 
+def markdown_text(table: pd.DataFrame) -> str:
+    """A Markdown table whose text cells show submission text literally (no forged cells, rows, links or HTML)."""
+    return markdown_table(_cells(table, markdown_cell))
+
+
+def csv_text(table: pd.DataFrame) -> str:
+    """CSV whose text cells a spreadsheet shows as text (no formula prefix, no control characters)."""
+    return _cells(table, csv_cell).to_csv(index=False)
+
+
+def _cells(table: pd.DataFrame, inert: Callable[[str], object]) -> pd.DataFrame:
+    """``table`` with ``inert`` applied to every text cell (whatever dtype pandas gave the column)."""
+    text = [c for c in table.columns if any(isinstance(v, str) for v in table[c])]
+    return table.assign(**{c: [inert(v) if isinstance(v, str) else v for v in table[c]] for c in text})
+
+
 def _seed_label(meta: dict) -> str:
     if meta.get("private_seed_sha256"):
-        return f"private (sha256 {meta['private_seed_sha256'][:12]})"
+        return f"private (sha256 {printable(meta['private_seed_sha256'][:12])})"
     return "public" if meta["seed"] == 0 else f"seed {meta['seed']}"
 
 
@@ -127,12 +165,14 @@ def _html_tables(overall: pd.DataFrame, families: dict[str, pd.DataFrame], spans
     for family, table in families.items():
         tables.append(LeaderboardTable(f"family-{family}", family, (
             Column("rank", "rank", "rank", False), Column("model", "model", "text", None),
+            Column("revision", "revision", "text", None),
             _number("memory_drift", "memory drift", False), _number("score", "score", True),
             _number("precision", "precision", True), _number("recall", "recall", True), _number("f1", "F1", True),
             _number("n", "docs", None)), tuple(_records(table))))
     if not spans.empty:
         tables.append(LeaderboardTable("lengths", "Drift onset and effective length (tokens)", (
-            Column("model", "model", "text", None), Column("task", "task", "text", None),
+            Column("model", "model", "text", None), Column("revision", "revision", "text", None),
+            Column("task", "task", "text", None),
             _number("drift_onset", "drift onset", True, "first length bin where drift rises; empty: none"),
             _number("effective_length", "effective length", True),
             _number("longest", "longest bin", None)), tuple(_records(spans))))
@@ -153,27 +193,31 @@ def build(submissions: list[Path], out: Path, *, options: Options | None = None,
     verdicts, entries = [], []
     for path in submissions:
         if progress is not None:
-            progress(f"validating {path}")
-        verdict = validate(path, workers=workers)
-        if verdict.ok:
-            model = verdict.metadata["model"]
-            twin = next((e for e in entries if e.verdict.metadata["model"] == model), None)
+            progress(f"validating {printable(path)}")
+        verdict, entry = validate_and_load(path, load_entry, workers=workers)  # unpacked once for both
+        if entry is not None:
+            key = identity(verdict.metadata["model"])
+            twin = next((e for e in entries if identity(e.verdict.metadata["model"]) == key), None)
             if twin is not None:
+                name, revision = json.loads(key)
                 verdict = dataclasses.replace(verdict, problems=(
-                    f"the same model and revision ({model['name']} {model['revision']}) as {twin.verdict.submission}",))
+                    f"the same model and revision ({name} {revision}) as {printable(twin.verdict.submission)}",))
             else:
-                entries.append(load_entry(verdict, path))
+                entries.append(entry)
         verdicts.append(verdict)
     if not entries:
-        raise ValueError("submissions: none passed validation; allowed: at least one valid submission "
+        first = verdicts[0] if verdicts else None
+        why = f" ({printable(first.submission)}: {first.problems[0]})" if first and first.problems else ""
+        more = f" (and {len(verdicts) - 1} more left out)" if len(verdicts) > 1 else ""
+        raise ValueError(f"submissions: none passed validation{why}{more}; allowed: at least one valid submission "
                          "(see `lurch leaderboard validate`)")
     overall = overall_table(entries, options)
     families = family_tables(entries, options)
     spans = lengths(entries, options)
     markdown = "\n\n".join([f"# lurch-tasks leaderboard\n\nlurch-tasks {__version__}; ranked by memory drift (lower "
-                            "is better); 95% bootstrap CIs.", "## Overall", markdown_table(display(overall))]
-                           + [f"## {family}\n\n{markdown_table(display(table))}" for family, table in families.items()]
-                           + ([f"## Drift onset and effective length\n\n{markdown_table(spans)}"]
+                            "is better); 95% bootstrap CIs.", "## Overall", markdown_text(display(overall))]
+                           + [f"## {family}\n\n{markdown_text(display(table))}" for family, table in families.items()]
+                           + ([f"## Drift onset and effective length\n\n{markdown_text(spans)}"]
                               if not spans.empty else [])) + "\n"
     html = render_index("lurch-tasks leaderboard", f"Validated submissions, re-scored from their raw outputs "
                         f"(lurch-tasks {__version__}). Ranked by memory drift, lower is better; = marks a tie. "
@@ -182,15 +226,15 @@ def build(submissions: list[Path], out: Path, *, options: Options | None = None,
             "families": {family: _records(table) for family, table in families.items()},
             "lengths": _records(spans) if not spans.empty else []}
     files = {"leaderboard.md": markdown, "index.html": html, "leaderboard.json": json.dumps(data, indent=2) + "\n",
-             "leaderboard.csv": overall.to_csv(index=False)}
-    files.update({f"{family}.csv": table.to_csv(index=False) for family, table in families.items()})
+             "leaderboard.csv": csv_text(overall)}
+    files.update({f"{family}.csv": csv_text(table) for family, table in families.items()})
     if not spans.empty:
-        files["lengths.csv"] = spans.to_csv(index=False)
+        files["lengths.csv"] = csv_text(spans)
     write_owned_folder(out, {name: text.encode("utf-8") for name, text in files.items()}, MANIFEST, TOOL,
                        __version__)
-    short = ["rank", "model", "seed", "coverage", *[f"{m}{suffix}" for m in ("memory_drift", "score", "f1")
+    short = ["rank", "model", "revision", "seed", "coverage", *[f"{m}{suffix}" for m in ("memory_drift", "score", "f1")
                                                       for suffix in ("", "_lo", "_hi")], "docs"]
-    return verdicts, markdown_table(display(overall)[short])
+    return verdicts, markdown_text(display(overall)[short])
 
 
 def board_files(folder: Path) -> list[str]:
@@ -199,7 +243,7 @@ def board_files(folder: Path) -> list[str]:
     if not manifest.is_file():
         raise ValueError(f"folder: {str(folder)!r} has no {MANIFEST}; allowed: a folder written by "
                          "`lurch leaderboard build`")
-    listed = json.loads(manifest.read_text(encoding="utf-8")).get("files", [])
+    listed = [*owned_files(Path(folder), MANIFEST, TOOL), MANIFEST]  # each inside the folder (untrusted manifest)
     missing = [name for name in listed if not (Path(folder) / name).is_file()]
     if missing:
         raise ValueError(f"folder: {missing[0]} is listed in {MANIFEST} but missing; allowed: the folder as built")

@@ -2,10 +2,11 @@
 
 Docs are visited in the order of their ``Pending.order`` key, so docs that share costly work (a RECON case and its
 sixteen questions) are regenerated together and hit the family's caches. Rows come from this machine's doc cache
-(``harness.doc_cache``: written by this very generator code, keyed by a stamp of it, every row CRC-checked) when an
-earlier run generated them. With ``workers`` > 1 the ordered docs are cut into chunks at case boundaries and spread
-over forked workers; only the parent writes the doc cache (workers read it and send back what they generated), so
-its entries are never written by two processes.
+(``harness.doc_cache``: written by this very generator code, keyed by a stamp of it, every row checked by an
+HMAC-SHA256 under a per-user key, so a local edit of the cache cannot make a tampered doc match) when an earlier run
+generated them. With ``workers`` > 1 the ordered docs are cut into chunks at case boundaries and spread over forked
+workers; only the parent writes the doc cache (workers read it and send back what they generated), so its entries are
+never written by two processes.
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from .. import __version__
 from ..analysis.runs import Run, find_runs, iter_samples, version_problem
@@ -30,6 +31,7 @@ from ..core.instance import content_hash
 from ..core.private import ENV as PRIVATE_ENV
 from ..core.private import masked_seed, private_seed, seed_sha256
 from ..core.registry import all_families, all_tasks, get_family, get_task
+from ..core.text import printable
 from ..harness.tasks import process_results
 from .regenerate import Pending, regeneration_problems
 from .submission import opened, read_submission_json
@@ -38,6 +40,8 @@ TOLERANCE = 1e-9
 BUDGET_KNOBS = ("tokenizer", "chat_template")  # may follow the evaluated model; every other knob is the registry's
 UMBRELLA = "memory_drift"
 MAX_LISTED = 5  # missing indices named per task
+MAX_PROBLEM = 400  # characters of one reason (an exception's text can quote a whole hostile value)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -89,19 +93,44 @@ class Claims:
 
 
 def read_claims(run: Run) -> Claims:
+    """The results file's claims; a one-line ValueError naming the field when its shape is not lm-eval's."""
     if run.results is None:
         return Claims({}, {}, None)
+    name = run.results.name
     try:
         document = json.loads(run.results.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ValueError(f"{run.results.name}: not valid JSON ({error})") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+        raise ValueError(f"{name}: not valid JSON ({type(error).__name__}: {error})") from None
+    if not isinstance(document, dict):
+        raise ValueError(f"{name}: a JSON {type(document).__name__}; allowed: lm-eval's results object")
+    results, counts, config = (document.get(key) or {} for key in ("results", "n-samples", "config"))
+    for key, value in (("results", results), ("n-samples", counts), ("config", config)):
+        if not isinstance(value, dict):
+            raise ValueError(f"{name}: {key} is a JSON {type(value).__name__}; allowed: an object")
     metrics: dict[str, dict[str, float]] = {}
-    for task, values in (document.get("results") or {}).items():
-        metrics[task] = {key.split(",")[0]: value for key, value in values.items()
+    for task, values in results.items():
+        if not isinstance(values, dict):
+            raise ValueError(f"{name}: results/{task} is a JSON {type(values).__name__}; allowed: an object")
+        metrics[task] = {key.split(",")[0]: _claimed_number(name, f"results/{task}/{key}", value)
+                         for key, value in values.items()
                          if "," in key and "_stderr" not in key and isinstance(value, (int, float))}
-    docs = {task: int(counts.get("effective", -1)) for task, counts in (document.get("n-samples") or {}).items()
-            if isinstance(counts, dict)}
-    return Claims(metrics, docs, (document.get("config") or {}).get("limit"))
+    docs = {}
+    for task, count in counts.items():
+        effective = count.get("effective") if isinstance(count, dict) else None
+        if type(effective) is not int or effective < 0:
+            raise ValueError(f"{name}: n-samples/{task}/effective is {effective!r}; allowed: a whole number >= 0")
+        docs[task] = effective
+    return Claims(metrics, docs, config.get("limit"))
+
+
+def _claimed_number(file: str, field: str, value: int | float) -> float:
+    """A claimed metric as a float: NaN is kept (a bin no doc reached), infinities, booleans and integers too large
+    for a float are refused."""
+    if isinstance(value, bool) or (isinstance(value, int) and abs(value) > 2**53):
+        raise ValueError(f"{file}: {field} is {str(value)[:40]}; allowed: a number")
+    if math.isinf(value):
+        raise ValueError(f"{file}: {field} is {value}; allowed: a finite number (or NaN for an empty bin)")
+    return float(value)
 
 
 @dataclass
@@ -122,11 +151,44 @@ class _TaskTally:
         return self.sums[name] / self.counts[name] if self.counts.get(name) else math.nan
 
 
+def shape_problem(doc: dict) -> str | None:
+    """Why a logged doc's fields cannot even be looked at (a hostile log can hold any JSON), or None."""
+    for key, kind in (("id", str), ("task", str), ("family", str), ("split", str), ("params", str),
+                      ("index", int), ("seed", int), ("difficulty", dict)):
+        value = doc.get(key)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            shown = printable(json.dumps(value)[:40]) if key in doc else "missing"
+            return f"field {key} is {shown}; allowed: a JSON {'object' if kind is dict else kind.__name__}"
+    try:
+        params = json.loads(doc["params"])
+    except (ValueError, RecursionError):
+        params = None
+    if not isinstance(params, dict) or not isinstance(params.get("config"), dict):
+        return f"field params is {printable(doc['params'][:40])!r}; allowed: JSON text of an object with a config"
+    return None
+
+
+def task_problem(doc: dict, logged_as: str) -> str | None:
+    """Why a doc does not belong in the samples file of lm-eval task ``logged_as``: its own task must be that task,
+    or the stored config the task is a view of (``stored_as``) with a row the view keeps; None when it belongs."""
+    if doc["task"] == logged_as:
+        return None
+    try:
+        view = get_task(logged_as)
+    except ValueError:
+        view = None
+    family = get_family(doc["family"])
+    if view is not None and view.stored_as == doc["task"] and family.stored_filter is not None \
+            and family.stored_filter(view.config, doc):
+        return None
+    return f"a doc of task {doc['task']!r} logged as {logged_as!r}; allowed: docs of the task the samples file names"
+
+
 def doc_problem(doc: dict, seed: int, secret: int | None = None) -> str | Pending:
     """Why a logged doc is not a doc of this package for its task and the declared seed, or (when its record is
     plausible) what regenerating it needs (``regenerate.regeneration_problems`` finishes the check). ``secret``: the
     private seed the docs were generated from (``seed`` is then the masked value they carry)."""
-    problem = version_problem(doc)
+    problem = shape_problem(doc) or version_problem(doc)
     if problem is not None:
         return problem
     if doc.get("seed") != seed:
@@ -134,6 +196,9 @@ def doc_problem(doc: dict, seed: int, secret: int | None = None) -> str | Pendin
     registered = get_task(doc["task"])
     family = get_family(doc["family"])
     config = config_from_mapping(family.config_type, json.loads(doc["params"])["config"])
+    size = task_size(dataclasses.replace(registered, config=config, seed=seed if secret is None else secret))
+    if not 0 <= doc["index"] < size:
+        return f"index {doc['index']} is outside its task; allowed: 0 to {size - 1}"
     budget = {knob: getattr(config, knob) for knob in BUDGET_KNOBS if hasattr(config, knob)}
     expected = dataclasses.replace(registered.config, **budget)
     if config != expected:
@@ -149,14 +214,43 @@ def doc_problem(doc: dict, seed: int, secret: int | None = None) -> str | Pendin
 def validate(path: Path, progress: Callable[[int], None] | None = None, workers: int = 1) -> Verdict:
     """Every check of the module docstring on the submission at ``path`` (folder or archive); ``workers`` processes
     regenerate the docs."""
+    return validate_and_load(path, None, progress, workers)[0]
+
+
+def validate_and_load(path: Path, load: Callable[[Verdict, Path], T] | None,
+                      progress: Callable[[int], None] | None = None, workers: int = 1) -> tuple[Verdict, T | None]:
+    """``validate``, then (for a submission that passes) ``load(verdict, folder)`` while the unpacked folder still
+    exists, so an archive is unpacked once. A submission is hostile input: whatever it makes fail (a corrupt archive,
+    any JSON shape, a number out of range, nesting deep enough for a RecursionError) is one reason naming it, never
+    an exception for the caller."""
+    name = str(path)
+    where: list[str] = []  # the sample being checked (if any), for a failure no specific check names
     try:
         with opened(path) as folder:
-            return _validate_folder(str(path), folder, progress, workers)
-    except ValueError as error:
-        return Verdict(str(path), (str(error),))
+            verdict = _validate_folder(name, folder, progress, workers, where)
+            loaded = load(verdict, folder) if load is not None and verdict.ok else None
+        return _printable_verdict(verdict), loaded
+    except ValueError as error:  # a sample being read is named (the error may come from deep in a parser)
+        return Verdict(name, (_line(f"{where[-1]}: {error}" if where else str(error)),)), None
+    except Exception as error:  # noqa: BLE001  # one hostile submission must never take the board down
+        after = f" at {where[-1]}" if where else ""
+        reason = (f"submission: {name}: cannot be read{after} ({type(error).__name__}: {error}); allowed: lm-eval's "
+                  "output as `lurch eval --log_samples` writes it")
+        return Verdict(name, (_line(reason),)), None
 
 
-def _validate_folder(name: str, folder: Path, progress, workers: int) -> Verdict:
+def _line(text: str) -> str:
+    text = printable(text)
+    return text if len(text) <= MAX_PROBLEM else text[:MAX_PROBLEM] + "..."
+
+
+def _printable_verdict(verdict: Verdict) -> Verdict:
+    """Reasons and the model label as one inert line each: they quote submission fields."""
+    return dataclasses.replace(verdict, problems=tuple(_line(p) for p in verdict.problems),
+                               model=printable(verdict.model))
+
+
+def _validate_folder(name: str, folder: Path, progress, workers: int, where: list[str]) -> Verdict:
     metadata, problems = read_submission_json(folder)
     if metadata is None:
         return Verdict(name, tuple(problems))
@@ -183,22 +277,11 @@ def _validate_folder(name: str, folder: Path, progress, workers: int) -> Verdict
     docs = 0
     pending: list[Pending] = []
     for sample in iter_samples(runs, foreign):
-        doc = sample.doc
-        key = (sample.task, doc["id"])
-        where = f"{sample.task} doc {doc['id']}"
-        if key in seen:
-            problems.append(f"{where}: logged twice ({sample.source})")
-            continue
-        seen.add(key)
-        docs += 1
-        checked = doc_problem(doc, seed, secret)
-        if isinstance(checked, Pending):
-            pending.append(dataclasses.replace(checked, where=where))
-        else:
-            problems.append(f"{where}: {checked}")
-        tally = tallies[sample.task]
-        tally.indices.add(int(doc["index"]))
-        tally.add(process_results(doc, [sample.output], sample.task))
+        where[:] = [sample.source]
+        problem, counted = _sample_problem(sample, seen, seed, secret, pending, tallies)
+        where.clear()  # errors between samples (reading the next line) name their file themselves
+        problems += [problem] if problem is not None else []
+        docs += counted
     problems += regeneration_problems(pending, workers, progress)
     problems += [f"samples of {t}: not a lurch-tasks task; allowed: lurch-tasks tasks only" for t in sorted(foreign)]
     try:
@@ -209,6 +292,34 @@ def _validate_folder(name: str, folder: Path, progress, workers: int) -> Verdict
     problems += _claim_problems(runs, claims, tallies)
     return Verdict(name, tuple(problems), metadata, models[0] if len(models) == 1 else ", ".join(models),
                    tuple(tasks), docs, tuple(str(run.folder) for run in runs))
+
+
+def _sample_problem(sample, seen: set, seed: int, secret: int | None, pending: list[Pending],
+                    tallies: dict[str, _TaskTally]) -> tuple[str | None, bool]:
+    """Check one logged sample: its problem (None: a plausible doc, queued for regeneration) and whether it counts
+    as a doc. Every doc whose fields can be read is re-scored into its task's tally, so one bad doc is one reason
+    and does not also skew its task's claims."""
+    doc = sample.doc
+    shape = shape_problem(doc)
+    if shape is not None:
+        return f"{sample.source}: {shape}", False
+    where = f"{sample.task} doc {doc['id']}"
+    key = (sample.task, doc["id"])
+    if key in seen:
+        return f"{where}: logged twice ({sample.source})", False
+    seen.add(key)
+    checked = doc_problem(doc, seed, secret)
+    problem = task_problem(doc, sample.task) if isinstance(checked, Pending) else checked
+    if problem is None:
+        pending.append(dataclasses.replace(checked, where=where))
+    tally = tallies[sample.task]
+    tally.indices.add(doc["index"])
+    if doc["family"] in {family.name for family in all_families()}:
+        try:
+            tally.add(process_results(doc, [sample.output], sample.task))
+        except Exception as error:  # noqa: BLE001  # a doc that passed no check yet may break any scorer
+            return f"{where}: {problem or 'cannot be scored'} ({type(error).__name__})", True
+    return (None if problem is None else f"{where}: {problem}"), True
 
 
 def _private_seed_for(metadata: dict) -> tuple[int | None, str | None]:
