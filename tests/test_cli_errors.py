@@ -254,8 +254,9 @@ def test_eval_bad_input_is_one_line(name, tmp_path):
 ])
 def test_a_missing_extra_is_one_line_naming_the_pip_install(blocked, argv, extra, tmp_path):
     """Without an optional extra, a command that needs it says which `pip install` provides it (one line, exit 2)."""
-    code = ("import sys; sys.modules[%r] = None\nfrom lurch_tasks.cli import run\nsys.argv = ['lurch', *%r]\nrun()"
-            % (blocked, [a.replace("RUNS", str(tmp_path)).replace("OUT", str(tmp_path / "out")) for a in argv]))
+    argv = [a.replace("RUNS", str(tmp_path)).replace("OUT", str(tmp_path / "out")) for a in argv]
+    code = (f"import sys; sys.modules[{blocked!r}] = None\nfrom lurch_tasks.cli import run\n"
+            f"sys.argv = ['lurch', *{argv!r}]\nrun()")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
     errors = [line for line in result.stderr.splitlines() if line.startswith("lurch: error")]
     assert result.returncode == 2, result.stderr[-2000:]
