@@ -81,8 +81,10 @@ def load_runs(runs: list[Run], *, allow_version_mismatch: bool = False, judge: J
         if progress is not None:
             progress(1)
     if not rows:
-        raise ValueError("RUN_DIR: the sample logs hold no lurch-tasks docs; allowed: runs of our tasks "
-                         f"(found only: {', '.join(sorted(foreign)) or 'nothing'})")
+        folders = sorted({str(run.folder) for run in runs})
+        raise ValueError(printable(f"RUN_DIR: the sample logs in {', '.join(folders[:3])}"
+                                   f"{' ...' if len(folders) > 3 else ''} hold no lurch-tasks docs; allowed: runs of "
+                                   f"our tasks (found only: {', '.join(sorted(foreign)) or 'nothing'})"))
     notes = []
     if foreign:
         notes.append(printable("skipped samples of tasks that are not lurch-tasks tasks: "

@@ -126,19 +126,21 @@ def parse_json(data: bytes | bytearray | str, where: str, what: str = "") -> obj
     try:
         value = json.loads(data)
     except RecursionError:
-        raise ValueError(f"{where}:{field} JSON nested too deeply; allowed: at most {MAX_DEPTH} levels") from None
+        raise ValueError(f"{where}:{field} JSON nested more than {MAX_DEPTH} levels deep; allowed: at most "
+                         f"{MAX_DEPTH}") from None
     except ValueError as error:  # JSONDecodeError, or an integer of more than 4,300 digits
         reason = error.msg if isinstance(error, json.JSONDecodeError) else "an integer too long"
         raise ValueError(f"{where}:{field} is not JSON ({printable(reason)}; a truncated file?); allowed: JSON as "
                          "lm-eval writes it") from None
-    depth = _depth(value)
-    if depth > MAX_DEPTH:
-        raise ValueError(f"{where}:{field} JSON nested {depth} deep; allowed: at most {MAX_DEPTH} levels")
+    if _depth(value) > MAX_DEPTH:
+        raise ValueError(f"{where}:{field} JSON nested more than {MAX_DEPTH} levels deep; allowed: at most "
+                         f"{MAX_DEPTH}")
     return value
 
 
 def _depth(value: object) -> int:
-    """How deeply ``value`` nests (iterative: a hostile value cannot exhaust the stack)."""
+    """How deeply ``value`` nests, counted up to ``MAX_DEPTH + 1`` (iterative: a hostile value cannot exhaust the
+    stack)."""
     deepest, stack = 0, [(value, 1)]
     while stack:
         item, level = stack.pop()
@@ -300,16 +302,15 @@ def iter_samples(runs: Iterable[Run], foreign: set[str] | None = None) -> Iterat
         for path in run.samples:
             stamped = _stamp_of(path)
             task = stamped[1] if stamped and stamped[1] else path.stem
-            ours = False
+            first, ours = True, True
             for number, record in read_jsonl(path):
-                doc = record.get("doc")
-                if not ours and not is_lurch_doc(doc):
+                doc, where = record.get("doc"), f"{path}:{number}"
+                if not isinstance(doc, dict):  # every benchmark's logged doc is a dataset row: an object
+                    raise ValueError(f"{where}: field 'doc' is {_shown(doc)}; allowed: the doc object lm-eval logs")
+                if first and not is_lurch_doc(doc):
+                    ours = False
                     break  # another benchmark's samples file (decided by its first record)
-                ours = True
-                where = f"{path}:{number}"
-                if not isinstance(doc, dict):
-                    raise ValueError(f"{where}: field 'doc' is {_shown(doc)}; allowed: the Instance record "
-                                     "lurch-tasks logs")
+                first = False
                 check_doc(doc, where)
                 try:
                     output = raw_output(record)
