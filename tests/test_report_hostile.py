@@ -33,7 +33,7 @@ FTO = f"samples_find_the_origin_{STAMP}.jsonl"
 RESULTS = f"results_{STAMP}.json"
 # A task of each family whose figures name models: heatmap titles, graph panels and radar, RECON chain and failure
 # mode bars, ImplicitHop axes, and the GLM's forest (per-model fits).
-DRAWN = ("find_the_origin", "memory_drift_edge", "recon_chain", "implicit_hop_depth", "implicit_hop_count")
+DRAWN = ("find_the_origin", "memory_drift_edge", "recon_chain", "implicit_hop_depth")
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
@@ -42,10 +42,10 @@ def run(*args: str) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def logged(tmp_path_factory) -> dict[str, list[dict]]:
-    """Real docs of a task of each family (answer formats entity, entity_set, integer, edge_set, mcq_single,
+    """Real docs of a task of each family (answer formats entity, entity_set, edge_set, mcq_single, integer,
     ordering), as lm-eval logged them: {samples file task: records, "results": the results file}."""
     out = tmp_path_factory.mktemp("eval")
-    done = run("eval", "--model", "lurch-solver", "--tasks", ",".join(DRAWN), "--limit", "4", "--log_samples",
+    done = run("eval", "--model", "lurch-solver", "--tasks", ",".join(DRAWN), "--limit", "3", "--log_samples",
                "--output_path", str(out))
     assert done.returncode == 0, done.stderr[-3000:]
     logs = {}
@@ -181,7 +181,7 @@ def test_every_real_log_passes_the_doc_check(logged, tmp_path):
         if task != "results":
             write_run(tmp_path / "run", lines(records), json.dumps(logged["results"]).encode(), task)
     samples = list(iter_samples(find_runs([tmp_path / "run"])))
-    assert len(samples) == 4 * len(DRAWN)
+    assert len(samples) == 3 * len(DRAWN)
     assert {s.doc["answer_format"] for s in samples} >= {"entity", "entity_set", "integer", "edge_set", "mcq_single",
                                                          "ordering"}
     assert {s.doc["family"] for s in samples} == {"find_the_origin", "graph_reconstruction", "recon", "implicit_hop"}
@@ -238,7 +238,8 @@ def test_the_cli_names_a_bad_results_file(logged, tmp_path):
 
 # ------------------------------------------------------------------------------------------ labels in outputs
 
-LABELS = ("$\\frac{a}{b}$", "$x^{$ \\undefined _y", "$" + "{" * 95 + "x" + "}" * 95 + "$", "_hidden",
+# A leading "_" (matplotlib drops such legend labels), mathtext, a broken one, a TeX command; and an injection.
+LABELS = ("_$\\frac{a}{b}$ $x^{$ \\undefined",
           "=HYPERLINK(\"http://x\")|\n| forged | row |\x1b[31m<script>alert(1)</script>")
 
 
@@ -278,7 +279,7 @@ def test_labels_are_plain_text_in_every_figure_and_escaped_in_every_file(logged,
         summary = write_report(loaded, tmp_path / "out", Options(reps=20))
     assert texts and not [t.get_text() for t in texts if t.get_parse_math()]  # no mathtext anywhere
     shown = {t.get_text() for t in texts}
-    for label in LABELS[:4]:  # legends and titles show the label as typed, "_hidden" included
+    for label in LABELS[:1]:  # legends and titles show the label as typed, the leading "_" included
         assert label in shown or any(label in text for text in shown), label
     out = tmp_path / "out"
     markdown = (out / "summary.md").read_text(encoding="utf-8")
@@ -292,7 +293,7 @@ def test_labels_are_plain_text_in_every_figure_and_escaped_in_every_file(logged,
                     assert not value.startswith(("=", "+", "@")) and "\x1b" not in value, (path.name, value)
     models = {row["model"] for row in csv.DictReader((out / "summary_models.csv").open(encoding="utf-8"))}
     assert "'=HYPERLINK(\"http://x\")|\\x0a| forged | row |\\x1b[31m<script>alert(1)</script>" in models
-    assert "$\\frac{a}{b}$" in models and "_hidden" in models
+    assert LABELS[0] in models
     page = (out / "report.html").read_text(encoding="utf-8")
     assert "<script" not in page and "\x1b" not in page and "&lt;script&gt;" in page
     tags = _Tags()
@@ -313,12 +314,14 @@ class _Tags(html.parser.HTMLParser):
         self.handlers += [name for name, _ in attrs if name.startswith("on")]
 
 
-@pytest.mark.parametrize("label", ["$x^{$ and $\\undefined{y}$", "$" + "{" * 95 + "x" + "}" * 95 + "$"])
-def test_the_cli_draws_a_mathtext_label_as_text(logged, tmp_path, label):
-    records, results = fto(logged)
-    results["config"]["model"] = label
-    folder = write_run(tmp_path / "run", lines(records), json.dumps(results).encode())
-    done = run("report", str(folder), "--out", str(tmp_path / "out"), "--quiet", "--bootstrap", "20")
+def test_the_cli_draws_mathtext_labels_as_text(logged, tmp_path):
+    """Labels that made matplotlib's mathtext fail (exit 2) or recurse: the report is written."""
+    folders = []
+    for number, label in enumerate(["$x^{$ and $\\undefined{y}$", "$" + "{" * 95 + "x" + "}" * 95 + "$"]):
+        records, results = fto(logged)
+        results["config"]["model"] = label
+        folders.append(str(write_run(tmp_path / f"run{number}", lines(records), json.dumps(results).encode())))
+    done = run("report", *folders, "--out", str(tmp_path / "out"), "--quiet", "--bootstrap", "20")
     assert done.returncode == 0, done.stderr[-3000:]
     assert "\x1b" not in done.stdout and (tmp_path / "out" / "report.html").is_file()
 
@@ -400,7 +403,7 @@ def test_a_read_only_or_full_out_is_one_line_and_leaves_nothing(logged, tmp_path
 JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
                                                                                 max_size=4), max_leaves=12)
-FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+FUZZ = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                         HealthCheck.too_slow])
 
 
@@ -442,7 +445,7 @@ def test_fuzz_random_json_shapes(logged, records, results):
     outcome(lines(fto(logged)[0]), json.dumps(results).encode())
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                   HealthCheck.too_slow])
 @given(data=st.data(), value=JSON, drop=st.booleans(), as_params=st.booleans())
 def test_fuzz_one_field_of_a_real_record(logged, data, value, drop, as_params):
@@ -465,7 +468,7 @@ def test_fuzz_one_field_of_a_real_record(logged, data, value, drop, as_params):
     outcome(lines([record]), json.dumps(logged["results"]).encode(), task)
 
 
-@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(value=JSON.filter(lambda v: not isinstance(v, dict)), field=st.sampled_from(["doc", "difficulty", "index"]))
 def test_fuzzed_logs_through_the_cli_are_one_line(logged, value, field):
     records, results = fto(logged)
@@ -476,3 +479,12 @@ def test_fuzzed_logs_through_the_cli_are_one_line(logged, value, field):
         done = run("report", str(folder), "--out", str(Path(temporary) / "out"), "--quiet")
         assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr[-3000:]
         assert f"{FTO}:1: " in done.stderr and not (Path(temporary) / "out").exists()
+
+
+def test_figure_names_from_labels_are_short_and_distinct():
+    from lurch_tasks.analysis.report import _slug
+
+    assert _slug("lurch-solver") == "lurch-solver" and _slug("find_the_origin") == "find_the_origin"
+    names = {_slug(label) for label in ("a/b", "a:b", "a b", "a-b", "x" * 300, "x" * 301, "$", "\u00e9")}
+    assert len(names) == 8 and all(len(name) <= 57 for name in names)
+    assert all(c.isascii() and (c.isalnum() or c in "-_") for name in names for c in name)
