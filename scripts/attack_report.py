@@ -119,7 +119,7 @@ BAD_LOGS: dict[str, Callable[[list[dict], dict], tuple[bytes, bytes]]] = {
 LABELS = {
     "label $\\frac{a}{b}$ (mathtext)": "$\\frac{a}{b}$",
     "label $x^{$ (broken mathtext)": "$x^{$ and $\\undefined{y}$",
-    "label deep mathtext": "$" + "{" * 95 + "x" + "}" * 95 + "$",
+    "label deep mathtext (95 braces)": "$" + "{" * 95 + "x" + "}" * 95 + "$",
     "label with |, newline, =, ANSI": "evil|x\n| forged | row |\x1b[31m=HYPERLINK(\"http://x\")",
     "label _leading underscore": "_hidden",
 }
@@ -159,8 +159,9 @@ def bad_log_cases(lurch: str, base: Path, work: Path) -> list[dict]:
         run = _write_case(work / f"bad{len(rows)}", *build(records, results))
         out = work / f"bad{len(rows)}" / "out"
         row = run_report(lurch, run, out)
-        row.update(case=name, written=out.exists(),
-                   ok=row["exit"] == 2 and row["stderr_lines"] == 1 and not row["traceback"] and not out.exists())
+        named = f"{run}/samples_" in row["last"] or f"{run}/results_" in row["last"]  # the file is named
+        row.update(case=name, written=out.exists(), ok=row["exit"] == 2 and row["stderr_lines"] == 1 and named
+                   and not row["traceback"] and not out.exists())
         rows.append(row)
     return rows
 
