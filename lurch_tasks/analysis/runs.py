@@ -29,8 +29,9 @@ from ..core.registry import all_families, get_family, get_task
 from ..core.rng import canonical_json
 from ..core.text import printable
 
-# The largest real line measured: one 1,048,576-token find_the_origin doc logged by lm-eval (the doc's context and
-# prompt, and lm-eval's copy of the prompt) is 11.6 MB (scripts/attack_report.py --measure); 64 MiB leaves 5x.
+# Real lines measured (lm-eval logs the doc's context and prompt and its own copy of the prompt: ~10.6 bytes a
+# token): a 131,072-token find_the_origin doc 1.36 MB, a 439,685-token graph doc (the largest its name lists allow)
+# 4.65 MB; a doc at the configs' 1,048,576-token bound would be ~11 MB. 64 MiB leaves 14x over the largest measured.
 MAX_LINE_BYTES = 64 << 20
 MAX_RESULTS_BYTES = 64 << 20  # lm-eval's results file: KBs in practice
 MAX_DEPTH = 64  # a real sample record nests 6 deep
