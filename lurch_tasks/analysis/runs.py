@@ -44,7 +44,7 @@ DIFFICULTY_FIELDS: dict[str, dict[str, type | tuple[type, ...]]] = {
     "recon": {"domain": str, "category": str, "format": str, "chain_hops": int},
     "implicit_hop": {"depth": int, "facts": int, "dispersion_target": (int, float)},
 }
-_JSON_ANSWER = {"mcq_multi": list, "ordering": list, "free_form": dict, "edge_set": None, "entity_set": None}
+_JSON_ANSWER = {"mcq_multi": list, "ordering": list, "free_form": dict}  # answer formats whose answer is JSON
 
 _STAMPED = re.compile(r"^(?P<kind>results|samples)_(?:(?P<task>.+)_)?(?P<stamp>\d{4}-\d{2}-\d{2}T[\d\-.]+)$")
 
@@ -243,7 +243,7 @@ def _check_answer(doc: dict, where: str) -> None:
         if not re.fullmatch(r"-?[0-9]{1,18}", doc["answer"]):
             raise ValueError(f"{where}: doc field 'answer' is {_shown(doc['answer'])}; allowed: an integer "
                              "(answer_format integer)")
-    elif _JSON_ANSWER.get(kind):
+    elif kind in _JSON_ANSWER:
         answer = parse_json(doc["answer"], where, "doc.answer")
         if not isinstance(answer, _JSON_ANSWER[kind]):
             raise ValueError(f"{where}: doc field 'answer' is {_shown(answer)}; allowed: a JSON "
