@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ..core.registry import get_family
+from ..core.text import printable
 from ..scoring.judge import JudgeConfig, ask_judge
 from .runs import Run, Sample, iter_samples, version_problem
 
@@ -76,21 +77,36 @@ def load_runs(runs: list[Run], *, allow_version_mismatch: bool = False, judge: J
                                  "--allow-version-mismatch to re-score them anyway")
         key = (sample.model, sample.doc["id"])
         replaced += key in rows
-        rows[key] = score_sample(sample, judge)
+        rows[key] = _scored(sample, judge)
         if progress is not None:
             progress(1)
     if not rows:
-        raise ValueError("RUN_DIR: the sample logs hold no lurch-tasks docs; allowed: runs of our tasks "
-                         f"(found only: {', '.join(sorted(foreign)) or 'nothing'})")
+        folders = sorted({str(run.folder) for run in runs})
+        raise ValueError(printable(f"RUN_DIR: the sample logs in {', '.join(folders[:3])}"
+                                   f"{' ...' if len(folders) > 3 else ''} hold no lurch-tasks docs; allowed: runs of "
+                                   f"our tasks (found only: {', '.join(sorted(foreign)) or 'nothing'})"))
     notes = []
     if foreign:
-        notes.append(f"skipped samples of tasks that are not lurch-tasks tasks: {', '.join(sorted(foreign))}")
+        notes.append(printable("skipped samples of tasks that are not lurch-tasks tasks: "
+                               + ", ".join(sorted(foreign))))
     if replaced:
         notes.append(f"{replaced} docs were logged by two runs of the same model; the later run's answers are used")
     if mismatched:
-        notes.append(f"{len(mismatched)} docs were made by another lurch-tasks version (--allow-version-mismatch); "
-                     f"first: {mismatched[0]}")
+        notes.append(printable(f"{len(mismatched)} docs were made by another lurch-tasks version "
+                               f"(--allow-version-mismatch); first: {mismatched[0]}"))
     return Loaded(_frame(rows.values()), tuple(notes))
+
+
+def _scored(sample: Sample, judge: JudgeConfig | None) -> dict:
+    """``score_sample`` for a doc read from a log: ``runs.check_doc`` vouches for its shape, but the family's own
+    reading of it (its params, answer, options) may still find a value no generator writes. That is bad input in
+    that line, reported as one, not a traceback."""
+    try:
+        return score_sample(sample, judge)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError, ArithmeticError, RecursionError) as error:
+        raise ValueError(f"{sample.source}: doc {printable(sample.doc.get('id'))[:80]} cannot be scored "
+                         f"({type(error).__name__}: {printable(error)[:120]}); allowed: the Instance record "
+                         "lurch-tasks logs") from None
 
 
 def _frame(rows: Iterable[dict]) -> pd.DataFrame:

@@ -1,12 +1,17 @@
 """Rendering a report's sections: CSV, Markdown, one self-contained HTML page (figures embedded as data URIs, no
 network, no script), the terminal summary, and writing it all into the report folder without touching files the
-report did not write."""
+report did not write.
+
+Text from the logs (model labels, task names, difficulty strings, file names in notes) is outside text: it reaches
+the terminal through ``printable``, Markdown through ``markdown_cell``, CSV through ``csv_cell`` and HTML through
+``printable`` and ``html.escape`` (``core.text``)."""
 
 from __future__ import annotations
 
 import base64
 import json
 import math
+from collections.abc import Callable
 from html import escape
 from pathlib import Path
 
@@ -14,6 +19,7 @@ import pandas as pd
 
 from .. import __version__
 from ..core.files import check_owned_folder, write_owned_folder
+from ..core.text import csv_cell, markdown_cell, printable
 
 MANIFEST = ".lurch-report.json"
 LONG_TABLE = 40  # rows beyond which an HTML table is folded into <details>
@@ -29,8 +35,19 @@ def _cell(value: object) -> str:
     return str(value)
 
 
-def _display(table: pd.DataFrame) -> pd.DataFrame:
-    """CI columns folded into their metric: ``0.812 [0.750, 0.870]``."""
+def _h(text: object) -> str:
+    """Outside text as inert HTML: control characters shown as escapes, markup escaped."""
+    return escape(printable(text))
+
+
+def _text_columns(table: pd.DataFrame) -> set[str]:
+    """Columns holding text (model labels, task names, difficulty strings), not numbers."""
+    return {c for c in table.columns if not pd.api.types.is_numeric_dtype(table[c]) and f"{c}_lo" not in table}
+
+
+def _display(table: pd.DataFrame, text: Callable[[str], str] = printable) -> pd.DataFrame:
+    """CI columns folded into their metric: ``0.812 [0.750, 0.870]``; text cells passed through ``text``."""
+    texts = _text_columns(table)
     shown = {}
     for column in table.columns:
         if column.endswith(("_lo", "_hi")) and column[:-3] in table.columns:
@@ -40,14 +57,15 @@ def _display(table: pd.DataFrame) -> pd.DataFrame:
                 f"{_cell(v)} [{_cell(lo)}, {_cell(hi)}]" if _cell(lo) else _cell(v)
                 for v, lo, hi in zip(table[column], table[f"{column}_lo"], table[f"{column}_hi"], strict=True)]
         else:
-            shown[column] = [_cell(v) for v in table[column]]
+            shown[column] = [text(_cell(v)) if column in texts else _cell(v) for v in table[column]]
     return pd.DataFrame(shown, columns=list(shown))
 
 
-def markdown_table(table: pd.DataFrame) -> str:
+def markdown_table(table: pd.DataFrame, text: Callable[[str], str] = printable) -> str:
+    """A Markdown table; ``text`` renders text cells (``printable`` for a terminal, ``markdown_cell`` for a file)."""
     if table.empty:
         return "(none)"
-    shown = _display(table)
+    shown = _display(table, text)
     lines = ["| " + " | ".join(shown.columns) + " |", "|" + "---|" * len(shown.columns)]
     lines += ["| " + " | ".join(row) + " |" for row in shown.itertuples(index=False, name=None)]
     return "\n".join(lines)
@@ -55,14 +73,14 @@ def markdown_table(table: pd.DataFrame) -> str:
 
 def render_markdown(sections, notes: tuple[str, ...]) -> str:
     parts = ["# lurch report", ""]
-    parts += [f"- note: {note}" for note in notes]
+    parts += [f"- note: {markdown_cell(note)}" for note in notes]
     for section in sections:
         parts += ["", f"## {section.title}", "", section.intro]
-        parts += [f"- note: {note}" for note in section.notes]
+        parts += [f"- note: {markdown_cell(note)}" for note in section.notes]
         for name, table in section.tables:
-            parts += ["", f"### {name}", "", markdown_table(table)]
+            parts += ["", f"### {name}", "", markdown_table(table, markdown_cell)]
         for figure in section.figures:
-            parts += ["", f"![{figure.caption}](figures/{figure.name}.png)"]
+            parts += ["", f"![{markdown_cell(figure.caption)}](figures/{figure.name}.png)"]
     return "\n".join(parts) + "\n"
 
 
@@ -91,8 +109,8 @@ def _html_table(name: str, table: pd.DataFrame) -> str:
     if table.empty:
         return f"<p><code>{escape(name)}</code>: no rows.</p>"
     shown = _display(table)
-    head = "".join(f"<th>{escape(str(c))}</th>" for c in shown.columns)
-    text = [not pd.api.types.is_numeric_dtype(table[c]) and f"{c}_lo" not in table for c in shown.columns]
+    head = "".join(f"<th>{_h(c)}</th>" for c in shown.columns)
+    text = [c in _text_columns(table) for c in shown.columns]
     body = "".join("<tr>" + "".join(f'<td class="t">{escape(v)}</td>' if is_text else f"<td>{escape(v)}</td>"
                                     for v, is_text in zip(row, text, strict=True)) + "</tr>"
                    for row in shown.itertuples(index=False, name=None))
@@ -112,14 +130,14 @@ def render_html(sections, notes: tuple[str, ...], options) -> str:
              "<h1>lurch report</h1>",
              f"<p>lurch-tasks {escape(__version__)}; options {escape(stamp)}.</p>",
              "<nav>" + "".join(f'<a href="#{s.key}">{escape(s.title)}</a>' for s in sections) + "</nav>"]
-    parts += [f'<p class="note">note: {escape(note)}</p>' for note in notes]
+    parts += [f'<p class="note">note: {_h(note)}</p>' for note in notes]
     for section in sections:
-        parts.append(f'<section id="{section.key}"><h2>{escape(section.title)}</h2><p>{escape(section.intro)}</p>')
-        parts += [f'<p class="note">note: {escape(note)}</p>' for note in section.notes]
+        parts.append(f'<section id="{section.key}"><h2>{_h(section.title)}</h2><p>{_h(section.intro)}</p>')
+        parts += [f'<p class="note">note: {_h(note)}</p>' for note in section.notes]
         for figure in section.figures:
             data = base64.b64encode(figure.png).decode("ascii")
-            parts.append(f'<figure><img src="data:image/png;base64,{data}" alt="{escape(figure.caption)}">'
-                         f"<figcaption>{escape(figure.caption)}</figcaption></figure>")
+            parts.append(f'<figure><img src="data:image/png;base64,{data}" alt="{_h(figure.caption)}">'
+                         f"<figcaption>{_h(figure.caption)}</figcaption></figure>")
         parts += [_html_table(name, table) for name, table in section.tables]
         parts.append("</section>")
     parts.append("</body></html>")
@@ -130,10 +148,16 @@ def _outputs(sections, markdown: str, html: str) -> dict[str, bytes]:
     files: dict[str, bytes] = {"summary.md": markdown.encode("utf-8"), "report.html": html.encode("utf-8")}
     for section in sections:
         for name, table in section.tables:
-            files[f"{name}.csv"] = table.to_csv(index=False).encode("utf-8")
+            files[f"{name}.csv"] = csv_table(table).to_csv(index=False).encode("utf-8")
         for figure in section.figures:
             files[f"figures/{figure.name}.png"] = figure.png
     return files
+
+
+def csv_table(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with every text cell made a safe CSV cell (no formula prefix, no control character)."""
+    texts = _text_columns(table)
+    return table.apply(lambda column: column.map(csv_cell) if column.name in texts else column)
 
 
 def check_out_folder(out: Path, overwrite: bool) -> None:

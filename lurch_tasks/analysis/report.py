@@ -8,6 +8,7 @@ the same files.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -164,10 +165,10 @@ def implicit_hop_axes(frame: pd.DataFrame, options: Options) -> pd.DataFrame:
 def overview_section(frame: pd.DataFrame, options: Options) -> Section:
     summary = model_summary(frame, options)
     by_task = summarize(frame, ["model", "task"], (*HEADLINE, "accuracy"), reps=options.reps, seed=options.seed)
-    models = ", ".join(sorted(frame["model"].unique()))
+    # The models are named in the table below (their labels are outside text, escaped per cell), not in the prose.
     return Section("overview", "Per-model summary",
                    f"{len(frame)} docs re-scored from the sample logs of {frame['model'].nunique()} model(s) "
-                   f"({models}) over {frame['task'].nunique()} task(s). Means with seeded bootstrap 95% CIs "
+                   f"over {frame['task'].nunique()} task(s). Means with seeded bootstrap 95% CIs "
                    f"({options.reps} resamples of the docs).",
                    tables=(("summary_models", summary), ("by_task", by_task)))
 
@@ -197,12 +198,12 @@ def graph_section(frame: pd.DataFrame, options: Options) -> Section | None:
     curves = summarize(rows, ["model", "task", "connections", "length"], HEADLINE, reps=options.reps,
                        seed=options.seed)
     summary = summarize(rows, ["model", "task"], HEADLINE, reps=options.reps, seed=options.seed)
-    figures = [Figure(f"graph_{task}_{_slug(model)}", f"{task}, {model}: memory drift, precision, recall and F1 vs "
-                      "context length, one line per density (connections per prompt).",
+    figures = [Figure(f"graph_{_slug(task)}_{_slug(model)}", f"{task}, {model}: memory drift, precision, recall and F1 "
+                      "vs context length, one line per density (connections per prompt).",
                       plots.graph_panels(curves, task, model))
                for task in sorted(rows["task"].unique()) for model in sorted(rows["model"].unique())
                if not curves[(curves["task"] == task) & (curves["model"] == model)].empty]
-    figures += [Figure(f"radar_{task}", f"{task}: the four edge metrics of every model.",
+    figures += [Figure(f"radar_{_slug(task)}", f"{task}: the four edge metrics of every model.",
                        plots.radar(summary, task, _colors(frame))) for task in sorted(rows["task"].unique())]
     return Section("graph", "Graph reconstruction (memory drift)",
                    "Memory drift, precision, recall and F1 of the listed connections against context length, per "
@@ -216,7 +217,7 @@ def find_origin_section(frame: pd.DataFrame, options: Options) -> Section | None
         return None
     cells = summarize(rows, ["model", "task", "d", "length"], ("accuracy",), reps=options.reps, seed=options.seed)
     signs = sign_asymmetry(rows, options)
-    figures = tuple(Figure(f"fto_{task}_{_slug(model)}", f"{task}, {model}: accuracy over d x context length.",
+    figures = tuple(Figure(f"fto_{_slug(task)}_{_slug(model)}", f"{task}, {model}: accuracy over d x context length.",
                            plots.heatmap(group, f"{task} — {model}"))
                     for (task, model), group in cells.groupby(["task", "model"], sort=True))
     return Section("find_the_origin", "Find the Origin",
@@ -352,7 +353,13 @@ def _colors(frame: pd.DataFrame) -> dict[str, str]:
 
 
 def _slug(text: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_" else "-" for c in str(text)).strip("-") or "model"
+    """A file-name part for a label from the logs: ASCII letters, digits, ``-`` and ``_``, at most 48 characters;
+    a label that had to be changed gets a hash of itself, so two labels never share a figure file."""
+    text = str(text)
+    slug = "".join(c if (c.isascii() and c.isalnum()) or c in "-_" else "-" for c in text).strip("-")[:48]
+    if slug == text:
+        return slug
+    return f"{slug or 'model'}-{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
 
 
 # ---------------------------------------------------------------------------------------------------- output

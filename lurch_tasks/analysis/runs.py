@@ -6,20 +6,45 @@ per task beside it (``--output_path`` holds one such folder per model). Every lo
 our tasks is the whole Instance record; that record is re-scored, so a report never trusts the numbers a run claims.
 A record made by another ``family_version`` or with a config whose hash this package computes differently is refused
 (unless allowed): its scores would silently mix two benchmarks.
+
+Logs are untrusted input (a report or a leaderboard reads files made elsewhere): lines are read in binary with a
+size cap, decoded as strict UTF-8 and parsed with bounded nesting, and every logged doc of ours must have the
+Instance shape (``check_doc``) before anything scores it. Any failure is one ValueError naming ``file:line``.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import IO
 
 from ..core.config import config_from_mapping, config_hash
+from ..core.instance import instance_schema
 from ..core.registry import all_families, get_family, get_task
 from ..core.rng import canonical_json
+from ..core.text import printable
+
+# Real lines measured (lm-eval logs the doc's context and prompt and its own copy of the prompt: ~10.6 bytes a
+# token): a 131,072-token find_the_origin doc 1.36 MB, a 439,685-token graph doc (the largest its name lists allow)
+# 4.65 MB; a doc at the configs' 1,048,576-token bound would be ~11 MB. 64 MiB leaves 14x over the largest measured.
+MAX_LINE_BYTES = 64 << 20
+MAX_RESULTS_BYTES = 64 << 20  # lm-eval's results file: KBs in practice
+MAX_DEPTH = 64  # a real sample record nests 6 deep
+MAX_LABEL = 200  # characters of a model label (it names figure files and fills legends)
+INT64 = 1 << 63
+# Difficulty fields the family's scorer, bin keys or report sections read beyond the Instance schema's, by type.
+DIFFICULTY_FIELDS: dict[str, dict[str, type | tuple[type, ...]]] = {
+    "find_the_origin": {"d": int, "chain_length": int},
+    "graph_reconstruction": {"connections": int},
+    "recon": {"domain": str, "category": str, "format": str, "chain_hops": int},
+    "implicit_hop": {"depth": int, "facts": int, "dispersion_target": (int, float)},
+}
+_JSON_ANSWER = {"mcq_multi": list, "ordering": list, "free_form": dict}  # answer formats whose answer is JSON
 
 _STAMPED = re.compile(r"^(?P<kind>results|samples)_(?:(?P<task>.+)_)?(?P<stamp>\d{4}-\d{2}-\d{2}T[\d\-.]+)$")
 
@@ -52,20 +77,85 @@ def _stamp_of(path: Path) -> tuple[str, str | None] | None:
 
 
 def model_label(results: Path | None, folder: Path) -> str:
-    """lm-eval's ``config.model`` (with the ``pretrained=`` name, if any) from the results file, else the folder."""
+    """lm-eval's ``config.model`` (with the ``pretrained=`` name, if any) from the results file, else the folder;
+    printable, at most ``MAX_LABEL`` characters. A results file that is not lm-eval's is a one-line ValueError."""
+    label = folder.name
     if results is not None:
-        try:
-            config = json.loads(results.read_text(encoding="utf-8")).get("config", {})
-        except (OSError, ValueError):
-            config = {}
-        model, args = str(config.get("model") or ""), config.get("model_args") or ""
+        config = read_results(results).get("config", {})
+        if not isinstance(config, dict):
+            raise ValueError(f"{results}: field 'config' is {_shown(config)}; allowed: lm-eval's config object")
+        model, args = config.get("model") or "", config.get("model_args") or ""
+        if not isinstance(model, str) or not isinstance(args, (str, dict)):
+            raise ValueError(f"{results}: field 'config.model' or 'config.model_args' is "
+                             f"{_shown(model if not isinstance(model, str) else args)}; allowed: strings (model_args: "
+                             "an object or 'key=value,...')")
         if isinstance(args, dict):
             pretrained = str(args.get("pretrained", ""))
         else:
-            pretrained = next((a.split("=", 1)[1] for a in str(args).split(",") if a.startswith("pretrained=")), "")
+            pretrained = next((a.split("=", 1)[1] for a in args.split(",") if a.startswith("pretrained=")), "")
         if model:
-            return f"{model}:{Path(pretrained).name}" if pretrained else model
-    return folder.name
+            label = f"{model}:{Path(pretrained).name}" if pretrained else model
+        if len(label) > MAX_LABEL:
+            raise ValueError(f"{results}: the model label is {len(label)} characters ({_shown(label)}); allowed: at "
+                             f"most {MAX_LABEL}")
+    return printable(label)
+
+
+def read_results(path: Path) -> dict:
+    """An lm-eval results file as a JSON object (size, encoding and nesting bounded), or a one-line ValueError."""
+    with path.open("rb") as handle:
+        data = handle.read(MAX_RESULTS_BYTES + 1)
+    if len(data) > MAX_RESULTS_BYTES:
+        raise ValueError(f"{path}: larger than {MAX_RESULTS_BYTES >> 20} MiB; allowed: lm-eval's results file")
+    document = parse_json(data, f"{path}")
+    if not isinstance(document, dict):
+        raise ValueError(f"{path}: the top level is {_shown(document)}; allowed: lm-eval's results object")
+    return document
+
+
+def parse_json(data: bytes | bytearray | str, where: str, what: str = "") -> object:
+    """JSON from untrusted bytes: strict UTF-8, nesting at most ``MAX_DEPTH``; a one-line ValueError naming
+    ``where`` (``file:line``) and ``what`` (a field) otherwise."""
+    field = f" field {what!r}" if what else ""
+    if isinstance(data, (bytes, bytearray)):
+        try:
+            data = data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            byte = error.object[error.start:error.start + 1]
+            raise ValueError(f"{where}:{field} byte {error.start} ({byte!r}) is not UTF-8; allowed: UTF-8 JSON as "
+                             "lm-eval writes it") from None
+    try:
+        value = json.loads(data)
+    except RecursionError:
+        raise ValueError(f"{where}:{field} JSON nested more than {MAX_DEPTH} levels deep; allowed: at most "
+                         f"{MAX_DEPTH}") from None
+    except ValueError as error:  # JSONDecodeError, or an integer of more than 4,300 digits
+        reason = error.msg if isinstance(error, json.JSONDecodeError) else "an integer too long"
+        raise ValueError(f"{where}:{field} is not JSON (a truncated file?): {printable(reason)}; allowed: JSON as "
+                         "lm-eval writes it") from None
+    if _depth(value) > MAX_DEPTH:
+        raise ValueError(f"{where}:{field} JSON nested more than {MAX_DEPTH} levels deep; allowed: at most "
+                         f"{MAX_DEPTH}")
+    return value
+
+
+def _depth(value: object) -> int:
+    """How deeply ``value`` nests, counted up to ``MAX_DEPTH + 1`` (iterative: a hostile value cannot exhaust the
+    stack)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, level)
+            if level <= MAX_DEPTH:  # deeper than that is refused anyway
+                stack.extend((child, level + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
+def _shown(value: object, width: int = 60) -> str:
+    """A short, printable picture of an untrusted value for an error message: its start and its type."""
+    text = printable(repr(value))
+    return f"{text[:width]}{'...' if len(text) > width else ''} ({type(value).__name__})"
 
 
 def find_runs(run_dirs: Iterable[Path]) -> list[Run]:
@@ -98,32 +188,132 @@ def find_runs(run_dirs: Iterable[Path]) -> list[Run]:
 
 
 def raw_output(record: dict) -> str:
-    """The raw model output of one logged sample (``resps`` before lm-eval's filters)."""
+    """The raw model output of one logged sample (``resps`` before lm-eval's filters); a ValueError when the
+    record holds something other than lm-eval's (nested) list of response strings."""
     resps = record.get("resps") or record.get("filtered_resps") or [""]
-    first = resps[0]
+    first = resps
     while isinstance(first, list):
         first = first[0] if first else ""
-    return first if isinstance(first, str) else str(first)
+    if first is None:
+        return ""
+    if not isinstance(first, str) or not isinstance(resps, list):
+        raise ValueError(f"field 'resps' is {_shown(record.get('resps'))}; allowed: lm-eval's list of response "
+                         "strings")
+    return first
+
+
+_LURCH_KEYS = frozenset({"family", "answer_format", "family_version"})
 
 
 def is_lurch_doc(doc: object) -> bool:
-    return isinstance(doc, dict) and {"family", "answer_format", "family_version", "difficulty"} <= set(doc)
+    """A doc our tasks logged (or one pretending to be: it must then pass ``check_doc``)."""
+    return isinstance(doc, dict) and bool(_LURCH_KEYS & set(doc))
 
 
-def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
-    """(line number, record) of a JSON Lines file; a line that is not JSON is one clear error."""
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
+def check_doc(doc: dict, where: str) -> None:
+    """A logged doc has the shape the scorers, the frame and the report read: every Instance field with its schema
+    type, finite numbers within int64, the family's own difficulty fields, and ``params`` / ``answer`` that parse as
+    the JSON its format holds. Otherwise a one-line ValueError naming ``where`` (``file:line``), field and value."""
+    error = next(iter(sorted(_doc_validator().iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))), None)
+    if error is not None:
+        field = "/".join(map(str, error.absolute_path)) or "<row>"
+        raise ValueError(f"{where}: doc {printable(field)[:60]}: {printable(error.message)[:160]}; allowed: the "
+                         "Instance record lurch-tasks logs")
+    bad = _bad_number(doc)
+    if bad is not None:
+        raise ValueError(f"{where}: doc field {bad[0]!r} is {_shown(bad[1])}; allowed: a finite number within int64")
+    difficulty = doc["difficulty"]
+    for name, kind in DIFFICULTY_FIELDS.get(doc["family"], {}).items():
+        value = difficulty.get(name)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise ValueError(f"{where}: doc field 'difficulty.{name}' is {_shown(value)}; allowed: "
+                             f"{' or '.join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))}")
+    for name, value in difficulty.items():
+        if not isinstance(value, (str, int, float, bool)) or (isinstance(value, str) and len(value) > MAX_LABEL):
+            raise ValueError(f"{where}: doc field 'difficulty.{printable(name)[:40]}' is {_shown(value)}; allowed: a "
+                             f"number, a boolean or a string of at most {MAX_LABEL} characters")
+    params = parse_json(doc["params"], where, "doc.params")
+    if not isinstance(params, dict) or not isinstance(params.get("config"), dict):
+        raise ValueError(f"{where}: doc field 'params' is {_shown(params)}; allowed: a JSON object with a 'config' "
+                         "object")
+    _check_answer(doc, where)
+
+
+@lru_cache(maxsize=1)
+def _doc_validator():
+    """The Instance schema's fields, types, enums and bounds, without its string patterns: a doc made with a private
+    seed carries a masked ``pair_key``, and ``family_version`` / ``config_hash`` are checked by ``version_problem``."""
+    import jsonschema
+
+    return jsonschema.Draft202012Validator(_without_patterns(instance_schema()))
+
+
+def _without_patterns(schema: object) -> object:
+    if isinstance(schema, dict):
+        return {key: _without_patterns(value) for key, value in schema.items() if key != "pattern"}
+    if isinstance(schema, list):
+        return [_without_patterns(value) for value in schema]
+    return schema
+
+
+def _check_answer(doc: dict, where: str) -> None:
+    kind = doc["answer_format"]
+    if kind == "integer":
+        if not re.fullmatch(r"-?[0-9]{1,18}", doc["answer"]):
+            raise ValueError(f"{where}: doc field 'answer' is {_shown(doc['answer'])}; allowed: an integer "
+                             "(answer_format integer)")
+    elif kind in _JSON_ANSWER:
+        answer = parse_json(doc["answer"], where, "doc.answer")
+        if not isinstance(answer, _JSON_ANSWER[kind]):
+            raise ValueError(f"{where}: doc field 'answer' is {_shown(answer)}; allowed: a JSON "
+                             f"{_JSON_ANSWER[kind].__name__} (answer_format {kind})")
+
+
+def _bad_number(value: object, path: str = "") -> tuple[str, object] | None:
+    """The first (field, value) in ``value`` that is a non-finite float or an integer beyond int64."""
+    stack = [(path, value)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend((f"{where}.{key}" if where else str(key), child) for key, child in item.items())
+        elif isinstance(item, list):
+            stack.extend((f"{where}[{i}]", child) for i, child in enumerate(item))
+        elif (isinstance(item, float) and not math.isfinite(item)) or (isinstance(item, int)
+                                                                        and not -INT64 <= item < INT64):
+            return printable(where)[:80], item
+    return None
+
+
+def read_jsonl(path: Path, limit: int = MAX_LINE_BYTES) -> Iterator[tuple[int, dict]]:
+    """(line number, record) of a JSON Lines file, streamed: a line longer than ``limit`` bytes, one that is not
+    UTF-8 JSON, nests deeper than ``MAX_DEPTH`` or is not an object is one ValueError naming ``file:line``."""
+    with path.open("rb") as handle:
+        number = 0
+        while line := _read_line(handle, limit):
+            number += 1
+            if len(line) > limit and not line.endswith(b"\n"):
+                raise ValueError(f"{path}:{number}: the line is longer than {limit:,} bytes; allowed: sample lines "
+                                 f"of at most {limit >> 20} MiB")
             if not line.strip():
                 continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                raise ValueError(f"{path}: line {number} is not JSON (a truncated file?); allowed: the samples file "
-                                 "as lm-eval wrote it") from None
+            record = parse_json(line, f"{path}:{number}")
+            del line
             if not isinstance(record, dict):
-                raise ValueError(f"{path}: line {number} is not a sample record; allowed: lm-eval's samples format")
+                raise ValueError(f"{path}:{number}: the line is {_shown(record)}, not a sample record; allowed: "
+                                 "lm-eval's samples format (one JSON object per line)")
             yield number, record
+
+
+def _read_line(handle: IO[bytes], limit: int) -> bytearray:
+    """The next line, read in 1 MiB pieces and stopped once it passes ``limit`` bytes: a 200 MB line is never read
+    whole, and the pieces grow one buffer (``readline(limit)`` alone joins its chunks: twice the memory)."""
+    line = bytearray()
+    while len(line) <= limit:
+        piece = handle.readline(min(1 << 20, limit + 1 - len(line)))
+        line += piece
+        if not piece or piece.endswith(b"\n"):
+            break
+    return line
 
 
 def iter_samples(runs: Iterable[Run], foreign: set[str] | None = None) -> Iterator[Sample]:
@@ -132,13 +322,21 @@ def iter_samples(runs: Iterable[Run], foreign: set[str] | None = None) -> Iterat
         for path in run.samples:
             stamped = _stamp_of(path)
             task = stamped[1] if stamped and stamped[1] else path.stem
-            ours = False
+            first, ours = True, True
             for number, record in read_jsonl(path):
-                doc = record.get("doc")
-                if not is_lurch_doc(doc):
-                    break
-                ours = True
-                yield Sample(run.model, task, doc, raw_output(record), f"{path}:{number}")
+                doc, where = record.get("doc"), f"{path}:{number}"
+                if not isinstance(doc, dict):  # every benchmark's logged doc is a dataset row: an object
+                    raise ValueError(f"{where}: field 'doc' is {_shown(doc)}; allowed: the doc object lm-eval logs")
+                if first and not is_lurch_doc(doc):
+                    ours = False
+                    break  # another benchmark's samples file (decided by its first record)
+                first = False
+                check_doc(doc, where)
+                try:
+                    output = raw_output(record)
+                except ValueError as error:
+                    raise ValueError(f"{where}: {error}") from None
+                yield Sample(run.model, task, doc, output, where)
             if not ours and foreign is not None:
                 foreign.add(task)
 
