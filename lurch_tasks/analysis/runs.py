@@ -131,8 +131,9 @@ def parse_json(data: bytes | bytearray | str, where: str, what: str = "") -> obj
                          f"{MAX_DEPTH}") from None
     except ValueError as error:  # JSONDecodeError, or an integer of more than 4,300 digits
         reason = error.msg if isinstance(error, json.JSONDecodeError) else "an integer too long"
-        raise ValueError(f"{where}:{field} is not JSON (a truncated file?): {printable(reason)}; allowed: JSON as "
-                         "lm-eval writes it") from None
+        hint = "" if what else " (a truncated file?)"
+        raise ValueError(f"{where}:{field} is not JSON{hint}: {printable(reason)}; allowed: JSON as lm-eval writes "
+                         "it") from None
     if _depth(value) > MAX_DEPTH:
         raise ValueError(f"{where}:{field} JSON nested more than {MAX_DEPTH} levels deep; allowed: at most "
                          f"{MAX_DEPTH}")

@@ -151,23 +151,6 @@ class _TaskTally:
         return self.sums[name] / self.counts[name] if self.counts.get(name) else math.nan
 
 
-def shape_problem(doc: dict) -> str | None:
-    """Why a logged doc's fields cannot even be looked at (a hostile log can hold any JSON), or None."""
-    for key, kind in (("id", str), ("task", str), ("family", str), ("split", str), ("params", str),
-                      ("index", int), ("seed", int), ("difficulty", dict)):
-        value = doc.get(key)
-        if not isinstance(value, kind) or isinstance(value, bool):
-            shown = printable(json.dumps(value)[:40]) if key in doc else "missing"
-            return f"field {key} is {shown}; allowed: a JSON {'object' if kind is dict else kind.__name__}"
-    try:
-        params = json.loads(doc["params"])
-    except (ValueError, RecursionError):
-        params = None
-    if not isinstance(params, dict) or not isinstance(params.get("config"), dict):
-        return f"field params is {printable(doc['params'][:40])!r}; allowed: JSON text of an object with a config"
-    return None
-
-
 def task_problem(doc: dict, logged_as: str) -> str | None:
     """Why a doc does not belong in the samples file of lm-eval task ``logged_as``: its own task must be that task,
     or the stored config the task is a view of (``stored_as``) with a row the view keeps; None when it belongs."""
@@ -188,7 +171,7 @@ def doc_problem(doc: dict, seed: int, secret: int | None = None) -> str | Pendin
     """Why a logged doc is not a doc of this package for its task and the declared seed, or (when its record is
     plausible) what regenerating it needs (``regenerate.regeneration_problems`` finishes the check). ``secret``: the
     private seed the docs were generated from (``seed`` is then the masked value they carry)."""
-    problem = shape_problem(doc) or version_problem(doc)
+    problem = version_problem(doc)
     if problem is not None:
         return problem
     if doc.get("seed") != seed:
@@ -299,10 +282,7 @@ def _sample_problem(sample, seen: set, seed: int, secret: int | None, pending: l
     """Check one logged sample: its problem (None: a plausible doc, queued for regeneration) and whether it counts
     as a doc. Every doc whose fields can be read is re-scored into its task's tally, so one bad doc is one reason
     and does not also skew its task's claims."""
-    doc = sample.doc
-    shape = shape_problem(doc)
-    if shape is not None:
-        return f"{sample.source}: {shape}", False
+    doc = sample.doc  # its shape was checked by analysis.runs.check_doc (iter_samples)
     where = f"{sample.task} doc {doc['id']}"
     key = (sample.task, doc["id"])
     if key in seen:
