@@ -82,6 +82,15 @@ def _wait(path: Path, mode: int, message: str) -> int:
     return fd
 
 
+def _write_pid(fd: int) -> None:
+    """For the messages of processes that wait; a full disk must not stop the lock itself."""
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+    except OSError:
+        pass
+
+
 @contextmanager
 def writing(folder: Path) -> Iterator[None]:
     """Hold ``folder``'s lock exclusively: waits (saying once for whom) while another process writes or reads it."""
@@ -89,8 +98,7 @@ def writing(folder: Path) -> Iterator[None]:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = _wait(path, fcntl.LOCK_EX, f"writing {str(folder)!r}")
     try:
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        _write_pid(fd)
         yield
     finally:
         _release(fd, path)
@@ -124,8 +132,7 @@ def exclusive_or_fail(path: Path, what: str) -> Iterator[None]:
         raise ValueError(f"{what} is being written by {'PID ' + str(pid) if pid else 'another process'}; "
                               "allowed: wait for it to finish, or run another part")
     try:
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        _write_pid(fd)
         yield
     finally:
         _release(fd, path)
