@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -337,3 +338,52 @@ def test_two_processes_on_one_shard(capsys, tmp_path):
         assert f"shard-00000-of-00002 is still being written by PID {os.getpid()}" in line
     assert succeeded(capsys, "materialize", "--finalize", str(out), "--quiet")
     assert "memory_drift_edge: 4 rows, ok" in succeeded(capsys, "validate", str(out), "--quiet")
+
+
+# -------------------------------------------------- item 13: a killed Ray driver, full or read-only disks
+
+
+def session_processes(session: int) -> list[str]:
+    """Names of the live (not zombie) processes of a session; Ray's leave the driver's process group, not its
+    session."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            fields = stat.rsplit(")", 1)[1].split()
+            if fields[0] != "Z" and int(fields[3]) == session:
+                found.append(stat.split("(", 1)[1].rsplit(")", 1)[0])
+    return found
+
+
+@pytest.mark.slow
+def test_the_ray_instance_dies_with_a_sigkilled_driver(tmp_path):
+    """Before: gcs_server and raylet died with the driver, but Ray's dashboard and runtime-env agents lived 60-64 s
+    longer (they retry the dead GCS); a watchdog now kills the instance the driver started."""
+    pytest.importorskip("ray")
+    out = tmp_path / "data"
+    driver = subprocess.Popen([sys.executable, "-m", "lurch_tasks.cli", "materialize", "--config",
+                               "find_the_origin_long", "--out", str(out), "--backend", "ray", "--quiet"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV, start_new_session=True)
+    build = tmp_path / ".data.lurch-shards" / "build"
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and driver.poll() is None and not any(build.rglob("*")):
+        time.sleep(0.05)
+    assert driver.poll() is None, "the run ended before the kill"
+    assert any(name.startswith("ray::") for name in session_processes(driver.pid))
+    os.kill(driver.pid, signal.SIGKILL)
+    driver.wait()
+    deadline = time.monotonic() + 30  # a liveness bound, far from both the fix (~1 s) and the bug (60 s and more)
+    while time.monotonic() < deadline and session_processes(driver.pid):
+        time.sleep(0.2)
+    left = session_processes(driver.pid)
+    for pid in [int(e.name) for e in Path("/proc").iterdir() if e.name.isdigit()] if left else []:
+        try:  # do not leave them to the next test
+            if int((Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[3]) == driver.pid:
+                os.kill(pid, signal.SIGKILL)
+        except (OSError, ValueError):
+            pass
+    assert left == [], f"processes of the killed driver's Ray instance still alive after 30 s: {left}"
