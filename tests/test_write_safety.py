@@ -387,3 +387,68 @@ def test_the_ray_instance_dies_with_a_sigkilled_driver(tmp_path):
         except (OSError, ValueError):
             pass
     assert left == [], f"processes of the killed driver's Ray instance still alive after 30 s: {left}"
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A real 400 KiB file system (tmpfs; needs root, as on the CI box), unmounted afterwards."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=400k", "tmpfs", str(disk)],
+                      capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here (needs root)")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def failed_with(capsys, code: int, *argv: str) -> str:
+    result = main(list(argv))
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert result == code and len(lines) == 1 and lines[0].startswith("lurch: error: "), (result, err)
+    return lines[0]
+
+
+def fill(disk: Path, keep_kib: int) -> None:
+    """Leave ``keep_kib`` KiB free on ``disk`` (a filler file, as other programs' files would)."""
+    (disk / "filler").unlink(missing_ok=True)
+    free = os.statvfs(disk).f_bavail * os.statvfs(disk).f_frsize
+    with open(disk / "filler", "wb") as handle:
+        handle.write(b"\0" * max(0, free - keep_kib * 1024))
+
+
+def test_a_full_disk_is_one_line_and_leaves_the_output_as_it_was(capsys, small_disk):
+    out = small_disk / "out"
+    assert succeeded(capsys, "materialize", "--config", "memory_drift_edge", "--out", str(out), *SMALL)
+    before = tree(out)
+    for keep in (48, 16, 4, 0):  # disk full while writing the Parquet files, the card, the journal, the lock
+        fill(small_disk, keep)
+        line = failed_with(capsys, 1, "materialize", "--config", "memory_drift_edge", "--config", "find_the_origin",
+                           "--out", str(out), *SMALL, "--set", "num_samples=2")
+        assert "(ENOSPC)" in line, line
+        assert tree(out) == before
+        assert sorted(p.name for p in small_disk.iterdir()) == ["filler", "out"]  # no staging folder, no lock
+    (small_disk / "filler").unlink()
+    assert "memory_drift_edge: 4 rows, ok" in succeeded(capsys, "validate", str(out), "--quiet")
+
+
+def test_a_read_only_output_is_one_line_and_left_as_it_was(capsys, small_disk):
+    out = small_disk / "out"
+    assert succeeded(capsys, "materialize", "--config", "memory_drift_edge", "--out", str(out), *SMALL)
+    before = tree(out)
+    subprocess.run(["mount", "--bind", str(out), str(out)], check=True)
+    try:  # only the output folder is read-only: staging beside it works, the renames into it do not
+        subprocess.run(["mount", "-o", "remount,ro,bind", str(out)], check=True)
+        for extra in ((), ("--overwrite", "--set", "num_samples=2")):
+            line = failed_with(capsys, 1, "materialize", "--config", "memory_drift_edge", "--config",
+                               "find_the_origin", "--out", str(out), *SMALL, *extra)
+            assert "(EROFS)" in line and tree(out) == before
+        assert sorted(p.name for p in small_disk.iterdir()) == ["out"]
+    finally:
+        subprocess.run(["umount", str(out)], check=False)
+    subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)  # now the whole disk
+    line = failed_with(capsys, 1, "materialize", "--config", "find_the_origin", "--out", str(out), *SMALL)
+    assert "(EROFS)" in line and tree(out) == before
+    assert "memory_drift_edge: 4 rows, ok" in succeeded(capsys, "validate", str(out), "--quiet")  # no lock needed
