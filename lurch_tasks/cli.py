@@ -208,9 +208,11 @@ def _print_uploads(files: list[str], dry_run: bool) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    from .core.locks import reading
     from .hub.validation import validate_folder
 
-    summary = validate_folder(Path(args.folder), progress=not args.quiet)
+    with reading(Path(args.folder)):  # a materialize into the folder finishes first: never a half-replaced folder
+        summary = validate_folder(Path(args.folder), progress=not args.quiet)
     failed = False
     for config, result in summary.items():
         problems = result["problems"]

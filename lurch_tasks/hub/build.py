@@ -18,6 +18,8 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from .. import __version__
+from ..core import locks
+from ..core.files import inside
 from ..core.shortcuts import TaskAuditor, lines_to_json, spread_indices
 from ..core.workers import mortal_children
 from ..dataset_builders._builder import builder_class
@@ -33,8 +35,9 @@ from .manifest import (
     owned_card,
     owned_config,
     process_alive,
+    read_journal,
     read_json,
-    read_manifest,
+    read_owned_manifest,
     write_json_atomic,
 )
 from .plan import MAX_ROWS_PER_FILE, MaterializeRequest, PlannedFile
@@ -161,7 +164,7 @@ def finalize_local(request: MaterializeRequest, staging: Path, records: Mapping[
     recover_interrupted(out_dir)
     check_ownership(out_dir, names, overwrite)
     kept = _kept_configs(out_dir, names)
-    previous = (read_manifest(out_dir) or {"configs": {}}) if out_dir.is_dir() else {"configs": {}}
+    previous = (read_owned_manifest(out_dir) or {"configs": {}}) if out_dir.is_dir() else {"configs": {}}
     build_dir = staging / "build"
     card, manifest = card_and_manifest(
         request, records, Store.at(str(build_dir)), kept=[read_summary(d, previous["configs"][d.name]) for d in kept],
@@ -198,25 +201,41 @@ def materialize(
     out_dir = Path(out_dir)
     request = MaterializeRequest.create(names, overrides, seed, limit, max_rows_per_file)
     check_request(request)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    with locks.writing(out_dir):  # one writer at a time: a second run waits, then builds on this one's output
+        _materialize_locked(request, out_dir, num_proc=num_proc, progress=progress, overwrite=overwrite)
+    return out_dir
+
+
+def _materialize_locked(request: MaterializeRequest, out_dir: Path, *, num_proc: int, progress: bool,
+                        overwrite: bool) -> None:
+    names = list(request.configs)
     remove_stale_staging(out_dir)
     recover_interrupted(out_dir)
     check_ownership(out_dir, names, overwrite)
     kept = _kept_configs(out_dir, names)
-    previous = (read_manifest(out_dir) or {"configs": {}}) if out_dir.is_dir() else {"configs": {}}
+    previous = (read_owned_manifest(out_dir) or {"configs": {}}) if out_dir.is_dir() else {"configs": {}}
     for d in kept:  # damaged earlier output fails here, before any work
         read_summary(d, previous["configs"][d.name])
 
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=out_dir.parent))
-    (staging / STAGING_MARKER).write_text(str(os.getpid()), encoding="ascii")
     try:
+        (staging / STAGING_MARKER).write_text(str(os.getpid()), encoding="ascii")
         (staging / "build").mkdir()
         records = write_files(request, request.files, Store.at(str(staging / "build")), num_proc=num_proc,
                               progress=progress)
         finalize_local(request, staging, records, out_dir, overwrite=overwrite, progress=progress)
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return out_dir
+        if not _journal_needs(out_dir, staging):  # a replacement that failed half-way is completed by the next run
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def _journal_needs(out_dir: Path, staging: Path) -> bool:
+    try:
+        journal = read_journal(out_dir)
+    except ValueError:
+        return False
+    return journal is not None and journal["staging"] == Path(os.path.abspath(staging))
 
 
 def check_materialize_args(config_names: object, out_dir: object, num_proc: object) -> list[str]:
@@ -254,7 +273,9 @@ def check_ownership(out_dir: Path, names: Sequence[str], overwrite: bool) -> Non
     ``overwrite``. Everything else in ``out_dir`` is left alone in any case."""
     if not out_dir.is_dir():
         return
-    manifest = read_manifest(out_dir)
+    manifest = read_owned_manifest(out_dir)
+    for name in names:  # a config folder that is a symbolic link out of the folder is never moved nor replaced
+        inside(out_dir, name, "out")
     conflicts = [f"{name}/" for name in names if (out_dir / name).exists() and not owned_config(out_dir, name,
                                                                                               manifest)]
     if (out_dir / CARD_NAME).exists() and not owned_card(out_dir, manifest):
@@ -268,7 +289,7 @@ def _kept_configs(out_dir: Path, names: Sequence[str]) -> list[Path]:
     """Config folders of an earlier run that this run keeps (and lists on the regenerated card)."""
     if not out_dir.is_dir():
         return []
-    manifest = read_manifest(out_dir) or {"configs": {}}
+    manifest = read_owned_manifest(out_dir) or {"configs": {}}
     return [d for d in config_dirs(out_dir) if d.name not in names and d.name in manifest["configs"]]
 
 
@@ -276,12 +297,13 @@ def remove_stale_staging(out_dir: Path) -> list[Path]:
     """Staging folders of runs into ``out_dir`` that were killed (owner process gone, no journal needs them)."""
     if not out_dir.parent.is_dir():
         return []
-    journal = read_json(out_dir / JOURNAL_NAME, "journal") if out_dir.is_dir() else None
-    needed = {journal.get("staging")} if isinstance(journal, dict) else set()
+    journal = read_journal(out_dir)  # a planted journal is refused here, before anything is removed
+    needed = {journal["staging"]} if journal else set()
     removed = []
     for candidate in sorted(out_dir.parent.glob(f".{out_dir.name}.tmp-*")):
         marker = candidate / STAGING_MARKER
-        if not candidate.is_dir() or not marker.is_file() or str(candidate) in needed:
+        if (candidate.is_symlink() or not candidate.is_dir() or marker.is_symlink() or not marker.is_file()
+                or Path(os.path.abspath(candidate)) in needed):
             continue
         try:
             pid = int(marker.read_text(encoding="ascii").strip())
@@ -296,13 +318,22 @@ def remove_stale_staging(out_dir: Path) -> list[Path]:
 def recover_interrupted(out_dir: Path) -> list[str]:
     """Finish a replacement that a killed run left half-done (its journal is still there); returns the
     configs it completed."""
-    journal = read_json(out_dir / JOURNAL_NAME, "journal") if out_dir.is_dir() else None
+    journal = read_journal(out_dir)
     if journal is None:
         return []
-    staging = Path(journal.get("staging", ""))
-    if not (staging / "build").is_dir():
+    staging = journal["staging"]
+    build = staging / "build"
+    if build.is_symlink() or not build.is_dir():
         raise ValueError(f"out: {str(out_dir)!r} was left half-replaced by an interrupted run whose staging folder "
                          f"{str(staging)!r} is gone; allowed: re-run with --overwrite")
+    staged_manifest = build / MANIFEST_NAME  # moved into place last: until then, the new one is in the staging
+    staged = read_json(staged_manifest if staged_manifest.is_file() else out_dir / MANIFEST_NAME, "manifest")
+    configs = staged.get("configs") if isinstance(staged, dict) else None
+    foreign = [name for name in journal["names"] if not isinstance(configs, dict) or name not in configs]
+    if foreign:  # the interrupted run's new manifest lists every config it was moving into place
+        raise ValueError(f"journal: {str(out_dir / JOURNAL_NAME)!r} names {foreign[0]!r}, which the interrupted run's "
+                         "manifest does not list; allowed: the journal lurch wrote (move it away if you did not "
+                         "interrupt a run here)")
     _complete_moves(out_dir, journal)
     shutil.rmtree(staging, ignore_errors=True)
     return list(journal["names"])
@@ -324,7 +355,7 @@ def _move_into_place(build: Path, out_dir: Path, names: Sequence[str], staging: 
     if not out_dir.exists():
         os.replace(build, out_dir)
         return
-    journal = {"staging": str(staging), "names": list(names)}
+    journal = {"staging": os.path.abspath(staging), "names": list(names)}  # absolute: a resumed run may run elsewhere
     write_json_atomic(out_dir / JOURNAL_NAME, journal)
     _complete_moves(out_dir, journal)
 

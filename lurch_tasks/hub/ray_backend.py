@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import logging
 import os
+import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 from .build import check_request
@@ -29,6 +31,63 @@ def require_ray() -> Any:
         raise ValueError(f"backend: 'ray' needs Ray, which is not installed; allowed: {INSTALL_HINT}, or --backend "
                          "local") from None
     return ray
+
+
+# Ray's own fate sharing kills gcs_server and raylet with a SIGKILLed driver, and the task workers follow within
+# seconds; but the agents raylet starts (dashboard, runtime env) retry the dead GCS for about a minute (measured:
+# 60-64 s). A watchdog that outlives the driver kills the processes of the instance the driver started as soon as
+# the driver is gone (its stdin, a pipe from the driver, reaches end-of-file), checking each process's start time so
+# that a reused PID is never hit.
+_WATCHDOG = """
+import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+targets = [entry.split(":") for entry in sys.argv[1:]]
+sys.stdin.buffer.read()
+for pid, start in targets:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            if handle.read().rsplit(")", 1)[1].split()[19] == start:
+                os.kill(int(pid), signal.SIGKILL)
+    except (OSError, IndexError):
+        pass
+"""
+
+
+def _descendants(root: int) -> dict[int, str]:
+    """Process id -> start time (clock ticks since boot) of every live descendant of ``root`` (Linux /proc)."""
+    parents: dict[int, tuple[int, str]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            parents[int(entry.name)] = (int(fields[1]), fields[19])
+    found: dict[int, str] = {}
+    frontier = [root]
+    while frontier:
+        parent = frontier.pop()
+        for pid, (ppid, start) in parents.items():
+            if ppid == parent and pid not in found:
+                found[pid] = start
+                frontier.append(pid)
+    return found
+
+
+def _start_watchdog(before: dict[int, str]) -> subprocess.Popen | None:
+    """Kill the local Ray instance's processes (this driver's descendants that were not there ``before``
+    ray.init) when this driver dies, however it dies (None off Linux)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    targets = [f"{pid}:{start}" for pid, start in _descendants(os.getpid()).items() if before.get(pid) != start]
+    return subprocess.Popen([sys.executable, "-c", _WATCHDOG, *targets], stdin=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+def _stop_watchdog(watchdog: subprocess.Popen | None) -> None:
+    if watchdog is not None and watchdog.stdin is not None:
+        watchdog.stdin.close()  # end-of-file: it kills whatever ray.shutdown() left, then exits
+        watchdog.wait()
 
 
 def _write_shard_task(request_json: dict[str, Any], out_url: str, shard: int, num_shards: int, resume: bool,
@@ -61,6 +120,7 @@ def materialize_ray(request: MaterializeRequest, out_url: str, *, num_shards: in
         print(f"lurch: resuming: {len(done)} of {shards} shards are complete, {len(todo)} to write", file=sys.stderr)
 
     started = False
+    watchdog = None
     if not ray.is_initialized():
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no usage report leaves the machine
         options: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING,
@@ -68,7 +128,9 @@ def materialize_ray(request: MaterializeRequest, out_url: str, *, num_shards: in
         if address:
             ray.init(address=address, **options)
         else:
+            before = _descendants(os.getpid()) if sys.platform.startswith("linux") else {}
             ray.init(num_cpus=num_cpus, **options)
+            watchdog = _start_watchdog(before)
         started = True
     try:
         task = ray.remote(num_cpus=1, max_retries=2)(_write_shard_task)
@@ -87,4 +149,5 @@ def materialize_ray(request: MaterializeRequest, out_url: str, *, num_shards: in
     finally:
         if started:
             ray.shutdown()
+        _stop_watchdog(watchdog)
     return finalize(out_url, overwrite=overwrite, progress=progress)

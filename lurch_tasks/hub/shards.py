@@ -21,10 +21,13 @@ from __future__ import annotations
 import posixpath
 import re
 import shutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from ..core import locks
 from .build import (
     card_and_manifest,
     check_ownership,
@@ -33,13 +36,13 @@ from .build import (
     recover_interrupted,
     write_files,
 )
-from .manifest import CARD_NAME, MANIFEST_NAME, manifest_bytes
+from .manifest import CARD_NAME, MANIFEST_NAME, PLAN_NAME, SHARDS_SUFFIX, manifest_bytes
 from .plan import MaterializeRequest, PlannedFile, assign_shards
 from .store import Store
 from .write import FileRecord
 
-SUFFIX = ".lurch-shards"
-PLAN_NAME = "plan.json"
+SUFFIX = SHARDS_SUFFIX
+LOCKS = "locks"  # in the staging folder: one lock file per shard being written
 _MARKER = re.compile(r"shard-(\d{5})-of-(\d{5})\.json")
 
 
@@ -85,8 +88,9 @@ def open_run(out: Store, request: MaterializeRequest) -> Store:
     if stored is None:
         staging.write_json(PLAN_NAME, {"digest": request.digest, "request": request.to_json()})
         return staging
-    if stored.get("digest") != request.digest:
-        theirs = stored.get("request", {})
+    if not isinstance(stored, dict) or stored.get("digest") != request.digest:
+        theirs = stored.get("request") if isinstance(stored, dict) else None
+        theirs = theirs if isinstance(theirs, dict) else {}
         raise ValueError(f"out: {staging.url!r} holds an unfinished sharded run of another request (configs "
                          f"{theirs.get('configs')}, overrides {theirs.get('overrides')}, seed {theirs.get('seed')}, "
                          f"limit {theirs.get('limit')}); allowed: the same --config/--set/--seed/--limit as that run, "
@@ -99,7 +103,12 @@ def stored_request(staging: Store) -> MaterializeRequest:
     if stored is None:
         raise ValueError(f"out: no sharded run to finalize ({staging.url!r} is missing); allowed: a folder whose "
                          "shards were written with `lurch materialize --shard I --num-shards N --out ...`")
-    request = MaterializeRequest.from_json(stored["request"])
+    try:  # plan.json is read from disk: any shape but the one lurch writes is one line
+        request = MaterializeRequest.from_json(stored["request"])
+    except (KeyError, TypeError, AttributeError, ValueError) as error:
+        raise ValueError(f"out: {staging.path(PLAN_NAME)!r} is not a plan lurch wrote ({type(error).__name__}: "
+                         f"{str(error)[:200]}); allowed: the plan of a sharded run (delete that staging folder to "
+                         "start over)") from None
     if request.digest != stored.get("digest"):
         raise ValueError(f"out: the run in {staging.url!r} was planned by another lurch-tasks version (plan digests "
                          "differ); allowed: finalize with the version that wrote the shards")
@@ -110,9 +119,12 @@ def _valid_record(staging: Store, planned: PlannedFile) -> FileRecord | None:
     """The record of a file that is complete on disk (its size and SHA-256 match), or None."""
     data = staging.read_json(record_name(planned))
     path = f"build/{planned.path}"
-    if data is None or not staging.is_file(path):
+    if not isinstance(data, dict) or not staging.is_file(path):
         return None
-    record = FileRecord.from_json(data)
+    try:  # a record is read from disk: one that is not what lurch writes is no record (the file is written again)
+        record = FileRecord.from_json(data)
+    except (KeyError, TypeError, ValueError):
+        return None
     if record.path != planned.path or staging.size(path) != record.size or staging.sha256(path) != record.sha256:
         return None
     return record
@@ -137,8 +149,40 @@ def write_shard(request: MaterializeRequest, out_url: str, shard: int, num_shard
     check_shard_args(shard, num_shards)
     check_request(request)
     out = Store.at(out_url)
-    check_out(out, request, overwrite)
-    staging = open_run(out, request)
+    # Shards of different I write at the same time (each shares the output's lock, so a finalize waits for them and
+    # they wait for a finalize); two processes on one shard do not (the second fails, naming the first).
+    with _output_shared(out):
+        check_out(out, request, overwrite)
+        staging = open_run(out, request)
+        with _shard_lock(staging, shard, num_shards, out):
+            return _write_shard_locked(request, staging, shard, num_shards, num_proc=num_proc, resume=resume,
+                                       progress=progress, on_record=on_record)
+
+
+def _output_shared(out: Store) -> Any:
+    """The output's lock, shared (local folders only: an fsspec URL cannot be flock'ed)."""
+    if not out.is_local:
+        return nullcontext()
+    Path(out.root).parent.mkdir(parents=True, exist_ok=True)
+    return locks.reading(Path(out.root))
+
+
+def _shard_lock_path(staging: Store, shard: int, num_shards: int) -> Path:
+    return Path(staging.path(f"{LOCKS}/{marker_name(shard, num_shards)[: -len('.json')]}.lock"))
+
+
+@contextmanager
+def _shard_lock(staging: Store, shard: int, num_shards: int, out: Store) -> Iterator[None]:
+    if not staging.is_local:
+        yield
+        return
+    with locks.exclusive_or_fail(_shard_lock_path(staging, shard, num_shards),
+                                 f"shard: shard {shard} of {num_shards} of {out.url!r}"):
+        yield
+
+
+def _write_shard_locked(request: MaterializeRequest, staging: Store, shard: int, num_shards: int, *, num_proc: int,
+                        resume: bool, progress: bool, on_record: Callable[[FileRecord], None] | None) -> ShardResult:
     files = assign_shards(request.files, num_shards)[shard]
     own_names = {f.name for f in files}
     for folder in sorted({f.config for f in files}):  # temporaries of this shard's killed writers
@@ -166,7 +210,8 @@ def complete_shards(staging: Store, request: MaterializeRequest, num_shards: int
     done = set()
     for shard, files in enumerate(assign_shards(request.files, num_shards)):
         marker = staging.read_json(f"shards/{marker_name(shard, num_shards)}")
-        if marker and marker.get("digest") == request.digest and all(_valid_record(staging, f) for f in files):
+        complete = all(_valid_record(staging, f) for f in files)
+        if isinstance(marker, dict) and marker.get("digest") == request.digest and complete:
             done.add(shard)
     return done
 
@@ -200,7 +245,8 @@ def check_shards(staging: Store, request: MaterializeRequest) -> dict[str, FileR
                          "finalize")
     assignment = assign_shards(request.files, num_shards)
     for shard in range(num_shards):
-        marker = staging.read_json(f"shards/{marker_name(shard, num_shards)}") or {}
+        marker = staging.read_json(f"shards/{marker_name(shard, num_shards)}")
+        marker = marker if isinstance(marker, dict) else {}
         if marker.get("digest") != request.digest or marker.get("files") != [f.path for f in assignment[shard]]:
             raise ValueError(f"shards: shard {shard} of {num_shards} was written for another plan; allowed: re-run it "
                              f"with the run's options (`--shard {shard} --num-shards {num_shards}`)")
@@ -216,9 +262,24 @@ def check_shards(staging: Store, request: MaterializeRequest) -> dict[str, FileR
 def finalize(out_url: str, *, overwrite: bool = False, progress: bool = True) -> str:
     """Check the sharded run into ``out_url``, write its card and manifest, and put the folder in place."""
     out = Store.at(out_url)
+    if not out.is_local:  # an object store cannot be locked: one finalize at a time is the caller's job (README)
+        return _finalize(out, overwrite=overwrite, progress=progress)
+    Path(out.root).parent.mkdir(parents=True, exist_ok=True)
+    with locks.writing(Path(out.root)):
+        return _finalize(out, overwrite=overwrite, progress=progress)
+
+
+def _finalize(out: Store, *, overwrite: bool, progress: bool) -> str:
     staging = staging_for(out)
     request = stored_request(staging)
     check_request(request)
+    if staging.is_local:
+        for lock in sorted(Path(staging.path(LOCKS)).glob("*.lock")):
+            pid = locks.busy(lock)
+            if pid is not None:  # a shard process that does not share the output's lock (an older lurch-tasks)
+                who = f"PID {pid}" if pid else "another process"
+                raise ValueError(f"shards: {lock.stem} is still being written by {who}; allowed: finalize after "
+                                 "every shard has finished")
     if not staging.exists("build") and _finalized(out, request):  # killed after the move, before the clean-up
         staging.remove()
         return out.url
@@ -233,8 +294,9 @@ def finalize(out_url: str, *, overwrite: bool = False, progress: bool = True) ->
 
 
 def _finalized(out: Store, request: MaterializeRequest) -> bool:
-    manifest = out.read_json(MANIFEST_NAME) or {}
-    return all(name in manifest.get("configs", {}) for name in request.configs)
+    manifest = out.read_json(MANIFEST_NAME)
+    configs = manifest.get("configs") if isinstance(manifest, dict) else None
+    return isinstance(configs, dict) and all(name in configs for name in request.configs)
 
 
 def _finalize_remote(request: MaterializeRequest, staging: Store, records: Mapping[str, FileRecord], out: Store, *,
