@@ -224,7 +224,10 @@ class StreamingAudit:
             score, chance = mean(result.scores), mean(result.chances)
             total = sum(result.scores)
             squares = sum(v * v for v in result.scores)
-            noise = NOISE_Z * _standard_error(total, squares, result.rows, _variance(result.chances),
+            # a slot's few chance scores can agree by luck (twelve -0.2 guesses: variance 0), so the chance side
+            # is given at least the probe's own variance: under the null the two are drawn alike
+            chance_variance = max(_variance(result.chances), _variance(result.scores))
+            noise = NOISE_Z * _standard_error(total, squares, result.rows, chance_variance,
                                               len(result.chances) if self.exact_chance is None else 0)
             note = f"held out by case, {result.rows} rows"
             if result.auc is not None:
