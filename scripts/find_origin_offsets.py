@@ -15,6 +15,7 @@ from collections import Counter
 from lurch_tasks.core.generation import iter_rows, resolve_task, task_size
 from lurch_tasks.core.registry import get_family
 from lurch_tasks.core.shortcuts import spread_indices
+from lurch_tasks.families.find_origin.lines import origin_slots
 from lurch_tasks.families.find_origin.shortcuts import (
     _DISTANCES,
     _origin_like_rows,
@@ -37,12 +38,16 @@ def chain_length_of(prompt: str) -> int:
     return lengths.most_common(1)[0][0] if lengths else 2
 
 
-def start_in_window(prompt: str, d_values: tuple[int, ...]) -> str | None:
+def start_in_window(prompt: str, d_values: tuple[int, ...], surprising: bool = False) -> str | None:
+    """The nearest chain start at a distance the origin can have; ``surprising``: first those on lines the
+    generator does not fill with starts anyway (an attacker who knows ``origin_slots``)."""
     v = view(prompt)
-    links = chain_length_of(prompt) - 1
+    chain_length = chain_length_of(prompt)
+    links = chain_length - 1
     starts = _origin_like_rows(prompt)
-    rows = sorted((abs(links * d), -links * d) for d in d_values)
-    for _, offset in rows:
+    always = set(origin_slots(d_values, chain_length)) if surprising else set()
+    rows = sorted((-links * d in always, abs(links * d), -links * d) for d in d_values)
+    for _, _, offset in rows:
         r = v.destination_row + offset
         if r in starts:
             return v.pairs[r][0]
@@ -59,6 +64,7 @@ def main() -> None:
         family = get_family(task.family)
         indices = spread_indices(task_size(task), n)
         totals, signed, window, chance, solved, rows = Counter(), Counter(), 0.0, 0.0, 0.0, 0
+        surprising = 0.0
         for row in iter_rows(task, indices):
             prompt = row["prompt"]
             rows += 1
@@ -69,12 +75,15 @@ def main() -> None:
             signed[v.destination_row - origin_row] += 1
             word = start_in_window(prompt, task.config.d_values)
             window += family.score(row, f"FINAL ANSWER: {word}" if word else "")["score"]
+            word = start_in_window(prompt, task.config.d_values, surprising=True)
+            surprising += family.score(row, f"FINAL ANSWER: {word}" if word else "")["score"]
             chance += family.score(row, family.guess(prompt, seed) or "")["score"]
             solved += family.score(row, family.solve(prompt) or "")["score"]
         results[seed] = {k: t / rows for k, t in totals.items()}
         best = max(results[seed], key=results[seed].get)
         print(f"{name} seed {seed}: {rows} rows; start_at_distance best {best} = {results[seed][best]:.3f}; "
-              f"best signed offset {signed.most_common(1)[0][1] / rows:.3f}; start_in_window {window / rows:.3f}; "
+              f"best signed offset {signed.most_common(1)[0][1] / rows:.3f}; start_in_window {window / rows:.3f} "
+              f"(unfilled lines first {surprising / rows:.3f}); "
               f"chance {chance / rows:.3f}; reference solver {solved / rows:.3f}")
         print("  per k (above first):", " ".join(f"{k}:{results[seed][(k, -1)]:.3f}" for k in range(1, 16)))
     if len(seeds) > 1:

@@ -15,6 +15,8 @@ from lurch_tasks.core.generation import generate_row, iter_rows, resolve_task
 from lurch_tasks.core.instance import content_hash, schema_errors
 from lurch_tasks.core.registry import all_tasks, get_family
 from lurch_tasks.core.tokens import within_budget_tolerance
+from lurch_tasks.families.find_origin.config import DEFAULT_D_VALUES
+from lurch_tasks.families.find_origin.lines import origin_slots
 from lurch_tasks.families.find_origin.prompt import parse_line
 
 FAMILY = get_family("find_the_origin")
@@ -65,6 +67,54 @@ def test_random_only_the_target_chain_keeps_d(d):
     gaps = [row_of_source[b] - i for i, (_, b) in enumerate(pairs) if b in row_of_source and i not in rows]
     assert len(gaps) > 20 and sum(g == d for g in gaps) < len(gaps) / 4  # distractors are shuffled
     assert FAMILY.audit(row) == []
+
+
+def _starts(pairs):
+    """Rows of chain starts: lines whose left word no line links to."""
+    targets = {b for _, b in pairs}
+    return {i for i, (a, _) in enumerate(pairs) if a not in targets}
+
+
+def _random_rows(**overrides):
+    task = resolve_task("find_the_origin_random", {"context_tokens": [1024], "num_samples": 2, **overrides})
+    return list(iter_rows(task, range(task.config.size())))
+
+
+@pytest.mark.parametrize("chain_length", [2, 3])
+def test_random_fills_every_line_the_origin_could_sit_on_with_a_chain_start(chain_length):
+    # The origin sits (chain_length - 1) * |d| lines from the destination; a plain shuffle left a chain start on
+    # only about half of the other such lines, so "the start k lines away" beat chance (issue 27).
+    rows = _random_rows(chain_lengths=[chain_length], num_samples=1)
+    slots = origin_slots(DEFAULT_D_VALUES, chain_length)
+    assert len(slots) >= 16
+    for row in rows:
+        pairs, destination = _pairs(row), json.loads(row["params"])["target_rows"][-1]
+        lines = [destination + offset for offset in slots if 0 <= destination + offset < len(pairs)]
+        assert set(lines) <= _starts(pairs), row["id"]
+
+
+def test_random_line_distance_to_the_destination_says_no_more_than_chance():
+    # Measured on generated rows: knowing the origin's exact line distance (chain_length - 1) * |d|, but not its
+    # side, an attacker finds it only by guessing the side (1/2, plus rows whose other side is off the list); "the
+    # start k lines away, above first" finds it only when it is above (1/28 of the grid per k, as one signed offset
+    # does) or when nothing is k lines above. Plain shuffle: 0.71 and up to 0.071 (a start above half the time).
+    rows = _random_rows(context_tokens=[1024, 2048])
+    found, off_list = 0, 0
+    attack, allowed = dict.fromkeys(range(2, 16), 0), dict.fromkeys(range(2, 16), 0)
+    for row in rows:
+        pairs, target_rows = _pairs(row), json.loads(row["params"])["target_rows"]
+        starts, origin, destination = _starts(pairs), target_rows[0], target_rows[-1]
+        k = abs(origin - destination)
+        found += (destination - k if destination - k in starts else destination + k) == origin
+        off_list += not 0 <= 2 * destination - origin < len(pairs)  # the line mirroring the origin
+        for distance in attack:
+            pick = next((r for r in (destination - distance, destination + distance) if r in starts), None)
+            attack[distance] += pick == origin
+            allowed[distance] += origin == destination - distance or (origin == destination + distance
+                                                                      and destination - distance < 0)
+    assert found / len(rows) <= 0.5 + off_list / len(rows)
+    assert attack == allowed
+    assert max(attack.values()) / len(rows) <= 1 / len(DEFAULT_D_VALUES) + 0.01
 
 
 def test_target_position_moves_the_chain():

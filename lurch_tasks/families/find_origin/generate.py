@@ -16,11 +16,21 @@ from ...core.rng import StableRng, canonical_json, derive_seed
 from ...core.tokens import REFERENCE_TOKENIZER
 from ...core.vocab import load_words
 from .config import Cell, FindOriginConfig
-from .lines import VOCABULARY, Layout, RandomLines, StructuredLines, Window, WordSource, lines_within, link_costs
+from .lines import (
+    VOCABULARY,
+    Layout,
+    RandomLines,
+    StructuredLines,
+    Window,
+    WordSource,
+    lines_within,
+    link_costs,
+    origin_slots,
+)
 from .prompt import PROMPT_HEAD, parse_line, render_line, render_prompt, render_question
 
 FAMILY = "find_the_origin"
-VERSION = "2.1.0"
+VERSION = "2.2.0"
 # Knobs that studies compare: left out of the instance seed, so the target chain and word stream stay fixed.
 COMPARED_KNOBS = ("arrangement", "target_position")
 
@@ -71,7 +81,8 @@ def generate(config: FindOriginConfig, seed: int, split: str, index: int, config
     if config.arrangement == "structured":
         source: StructuredLines | RandomLines = StructuredLines(layout, slot, words)
     else:
-        source = RandomLines(layout, words, derive_seed(rng_seed, "shuffle"))
+        source = RandomLines(layout, words, derive_seed(rng_seed, "shuffle"),
+                             origin_slots(config.d_values, cell.chain_length))
     question = render_question(source.target_words[-1])
     target_tokens = cell.length if cell.length_unit == "tokens" else 0
     if target_tokens:

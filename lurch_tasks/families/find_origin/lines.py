@@ -132,12 +132,27 @@ class StructuredLines:
         return sources, targets
 
 
+def origin_slots(d_values: tuple[int, ...], chain_length: int) -> tuple[int, ...]:
+    """Signed row offsets from the destination's line where the origin can sit, (chain_length - 1) * -d for a d of
+    the grid, except those where a middle link of some chain of the grid could sit (k * -d, k < chain_length - 1):
+    a slot that must hold a chain start for every d can never hold a middle link, so its content says nothing of d.
+    """
+    links = chain_length - 1
+    middles = {-k * d for d in d_values for k in range(1, links)}
+    return tuple(sorted({-links * d for d in d_values} - middles))
+
+
 class RandomLines:
     """Only the target chain obeys d; distractor lines come from other chains (keys 0, 1, ...) in a seeded
-    shuffle. Distractor line i is link i % L of chain i // L."""
+    shuffle. Distractor line i is link i % L of chain i // L.
 
-    def __init__(self, layout: Layout, words: WordSource, shuffle_seed: int) -> None:
-        self.layout, self.words, self.shuffle_seed = layout, words, shuffle_seed
+    Every line where the origin could sit (``slots``: offsets from the destination's line, see ``origin_slots``)
+    holds a chain start (while distractor starts last): the origin is then one chain start among as many at its
+    possible distances, so the distance between a start and the destination says no more than chance (a plain
+    shuffle leaves a start on half of those lines, and the origin sticks out by its distance)."""
+
+    def __init__(self, layout: Layout, words: WordSource, shuffle_seed: int, slots: tuple[int, ...] = ()) -> None:
+        self.layout, self.words, self.shuffle_seed, self.slots = layout, words, shuffle_seed, slots
         self.target = self.target_words = words.chain(-1)
         self.target_ids = words.chain_ids(np.asarray([-1]))[0]
 
@@ -147,15 +162,37 @@ class RandomLines:
         rows = np.arange(len(lines))
         return ids[rows, link], ids[rows, link + 1]
 
+    def _order(self, count: int, free: np.ndarray, destination: int) -> np.ndarray:
+        """The distractor line on each free row (top to bottom): chain starts on the origin's possible lines, in
+        the seeded shuffle's order, the other lines shuffled over the rest."""
+        order = np.asarray(StableRng(derive_seed(self.shuffle_seed, count)).shuffled(range(count)), dtype=np.int64)
+        wanted = np.isin(free, destination + np.asarray(self.slots, dtype=np.int64))
+        if not wanted.any():
+            return order
+        starts = order[order % self.layout.chain_length == 0]
+        slot_rows = np.flatnonzero(wanted)
+        if len(starts) < len(slot_rows):  # too few chains: a seeded choice of the slots gets one
+            picked = StableRng(derive_seed(self.shuffle_seed, count, "slots")).sample(range(len(slot_rows)),
+                                                                                      len(starts))
+            slot_rows = slot_rows[np.sort(np.asarray(picked, dtype=np.int64))]
+        placed = starts[: len(slot_rows)]
+        rows = np.empty(count, dtype=np.int64)
+        rows[slot_rows] = placed
+        rest = np.ones(count, dtype=bool)
+        rest[slot_rows] = False
+        rows[rest] = order[~np.isin(order, placed)]
+        return rows
+
     def window(self, n: int) -> Window:
         length = self.layout.chain_length
         count = n - length
         sources, targets = self._distractor_words(np.arange(count))
-        order = np.asarray(StableRng(derive_seed(self.shuffle_seed, count)).shuffled(range(count)), dtype=np.int64)
         top = self.layout.lines_above(n)
         target_rows = sorted(top + self.layout.link_offset(k) for k in range(length))
         is_target = np.zeros(n, dtype=bool)
         is_target[target_rows] = True
+        destination = top + self.layout.link_offset(length - 1)
+        order = self._order(count, np.flatnonzero(~is_target), destination)
         row_sources, row_targets = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
         row_sources[~is_target], row_targets[~is_target] = sources[order], targets[order]
         for k in range(length):
