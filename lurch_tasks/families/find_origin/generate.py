@@ -74,7 +74,9 @@ def generate(config: FindOriginConfig, seed: int, split: str, index: int, config
     cell: Cell = setup.cell
     cfg_hash, src_hash, rng_seed = setup.config_hash, setup.source_hash, setup.rng_seed
     position = target_fraction(config.target_position, rng_seed)
-    layout = Layout(cell.d, cell.chain_length, position)
+    # Jitter keeps the destination's line at least the farthest origin distance from both ends (see Layout).
+    margin = (cell.chain_length - 1) * max(map(abs, config.d_values)) if config.target_position == "jitter" else 0
+    layout = Layout(cell.d, cell.chain_length, position, margin)
     meter = prompt_meter(config.tokenizer, config.chat_template)
     words = WordSource(StableRng(derive_seed(rng_seed, "words")), cell.chain_length)
     slot = StableRng(derive_seed(rng_seed, "slot")).below(abs(cell.d))
@@ -126,6 +128,7 @@ def generate(config: FindOriginConfig, seed: int, split: str, index: int, config
         "arrangement": config.arrangement,
         "target_position_mode": config.target_position if isinstance(config.target_position, str) else "fixed",
         "target_fraction": position,
+        "target_margin": margin,
         "target_slot": slot if config.arrangement == "structured" else None,
         "lines_above_target": layout.lines_above(num_lines),
         "target_rows": target_rows,
