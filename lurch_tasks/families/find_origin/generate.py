@@ -74,8 +74,8 @@ def generate(config: FindOriginConfig, seed: int, split: str, index: int, config
     cell: Cell = setup.cell
     cfg_hash, src_hash, rng_seed = setup.config_hash, setup.source_hash, setup.rng_seed
     position = target_fraction(config.target_position, rng_seed)
-    # Jitter keeps the destination's line at least the farthest origin distance from both ends (see Layout).
-    margin = (cell.chain_length - 1) * max(map(abs, config.d_values)) if config.target_position == "jitter" else 0
+    # Jitter keeps the destination's line at least the origin's distance from both ends (see Layout).
+    margin = (cell.chain_length - 1) * abs(cell.d) if config.target_position == "jitter" else 0
     layout = Layout(cell.d, cell.chain_length, position, margin)
     meter = prompt_meter(config.tokenizer, config.chat_template)
     words = WordSource(StableRng(derive_seed(rng_seed, "words")), cell.chain_length)

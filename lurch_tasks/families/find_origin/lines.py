@@ -26,10 +26,11 @@ class Layout:
     """Where the target chain sits in a window of ``n`` lines.
 
     With ``margin`` = 0 (the paper's centring, fixed depth fractions), ``position`` is the depth fraction of the
-    chain's first line within the lines the chain can start on. With ``margin`` > 0 (seeded jitter) it is the depth
-    fraction of the destination's line among the lines at least ``margin`` from both ends of the list (as far as the
-    list allows): with ``margin`` the farthest the origin can be, every line the origin could be on exists on both
-    sides of the destination, so the ends of the list do not tell the origin's side."""
+    chain's first line within the lines the chain can start on. With ``margin`` > 0 (seeded jitter: the origin's
+    distance to the destination, span - 1) it is the depth fraction of the destination's line among the lines at
+    least ``margin`` from both ends of the list (as far as the list allows). Then where the destination sits is
+    the same for d and -d, so the ends of the list do not tell on which side of it the origin is (with the chain
+    placed uniformly, a destination near the bottom had its origin above)."""
 
     d: int
     chain_length: int
