@@ -64,7 +64,7 @@ def main() -> None:
         family = get_family(task.family)
         indices = spread_indices(task_size(task), n)
         totals, signed, window, chance, solved, rows = Counter(), Counter(), 0.0, 0.0, 0.0, 0
-        surprising = 0.0
+        surprising, by_length = 0.0, Counter()
         for row in iter_rows(task, indices):
             prompt = row["prompt"]
             rows += 1
@@ -74,7 +74,10 @@ def main() -> None:
             origin_row = next(i for i, (a, _) in enumerate(v.pairs) if a == row["answer_items"][0])
             signed[v.destination_row - origin_row] += 1
             word = start_in_window(prompt, task.config.d_values)
-            window += family.score(row, f"FINAL ANSWER: {word}" if word else "")["score"]
+            hit = family.score(row, f"FINAL ANSWER: {word}" if word else "")["score"]
+            window += hit
+            by_length[row["difficulty"]["chain_length"], "hit"] += hit
+            by_length[row["difficulty"]["chain_length"], "rows"] += 1
             word = start_in_window(prompt, task.config.d_values, surprising=True)
             surprising += family.score(row, f"FINAL ANSWER: {word}" if word else "")["score"]
             chance += family.score(row, family.guess(prompt, seed) or "")["score"]
@@ -85,6 +88,10 @@ def main() -> None:
               f"best signed offset {signed.most_common(1)[0][1] / rows:.3f}; start_in_window {window / rows:.3f} "
               f"(unfilled lines first {surprising / rows:.3f}); "
               f"chance {chance / rows:.3f}; reference solver {solved / rows:.3f}")
+        lengths = sorted({length for length, _ in by_length})
+        if len(lengths) > 1:
+            print("  start_in_window per chain length:",
+                  " ".join(f"{c}:{by_length[c, 'hit'] / by_length[c, 'rows']:.3f}" for c in lengths))
         print("  per k (above first):", " ".join(f"{k}:{results[seed][(k, -1)]:.3f}" for k in range(1, 16)))
     if len(seeds) > 1:
         chosen = max(results[seeds[0]], key=results[seeds[0]].get)
