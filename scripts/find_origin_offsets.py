@@ -15,7 +15,6 @@ from collections import Counter
 from lurch_tasks.core.generation import iter_rows, resolve_task, task_size
 from lurch_tasks.core.registry import get_family
 from lurch_tasks.core.shortcuts import spread_indices
-from lurch_tasks.families.find_origin.lines import origin_slots
 from lurch_tasks.families.find_origin.shortcuts import (
     _DISTANCES,
     _origin_like_rows,
@@ -38,16 +37,16 @@ def chain_length_of(prompt: str) -> int:
     return lengths.most_common(1)[0][0] if lengths else 2
 
 
-def start_in_window(prompt: str, d_values: tuple[int, ...], surprising: bool = False) -> str | None:
-    """The nearest chain start at a distance the origin can have; ``surprising``: first those on lines the
-    generator does not fill with starts anyway (an attacker who knows ``origin_slots``)."""
+def start_in_window(prompt: str, d_values: tuple[int, ...], shaped: bool = False) -> str | None:
+    """The nearest chain start at a distance the origin can have; ``shaped``: only starts whose would-be middle
+    links (k * -d lines from the destination) are not chain starts either (the whole chain shape)."""
     v = view(prompt)
     chain_length = chain_length_of(prompt)
     links = chain_length - 1
     starts = _origin_like_rows(prompt)
-    always = set(origin_slots(d_values, chain_length)) if surprising else set()
-    rows = sorted((-links * d in always, abs(links * d), -links * d) for d in d_values)
-    for _, _, offset in rows:
+    rows = sorted((abs(links * d), -links * d) for d in d_values
+                  if not shaped or all(v.destination_row - k * d not in starts for k in range(1, links)))
+    for _, offset in rows:
         r = v.destination_row + offset
         if r in starts:
             return v.pairs[r][0]
@@ -78,7 +77,7 @@ def main() -> None:
             window += hit
             by_length[row["difficulty"]["chain_length"], "hit"] += hit
             by_length[row["difficulty"]["chain_length"], "rows"] += 1
-            word = start_in_window(prompt, task.config.d_values, surprising=True)
+            word = start_in_window(prompt, task.config.d_values, shaped=True)
             surprising += family.score(row, f"FINAL ANSWER: {word}" if word else "")["score"]
             chance += family.score(row, family.guess(prompt, seed) or "")["score"]
             solved += family.score(row, family.solve(prompt) or "")["score"]
@@ -86,7 +85,7 @@ def main() -> None:
         best = max(results[seed], key=results[seed].get)
         print(f"{name} seed {seed}: {rows} rows; start_at_distance best {best} = {results[seed][best]:.3f}; "
               f"best signed offset {signed.most_common(1)[0][1] / rows:.3f}; start_in_window {window / rows:.3f} "
-              f"(unfilled lines first {surprising / rows:.3f}); "
+              f"(chain-shaped only {surprising / rows:.3f}); "
               f"chance {chance / rows:.3f}; reference solver {solved / rows:.3f}")
         lengths = sorted({length for length, _ in by_length})
         if len(lengths) > 1:

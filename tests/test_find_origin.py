@@ -16,7 +16,6 @@ from lurch_tasks.core.instance import content_hash, schema_errors
 from lurch_tasks.core.registry import all_tasks, get_family
 from lurch_tasks.core.tokens import within_budget_tolerance
 from lurch_tasks.families.find_origin.config import DEFAULT_D_VALUES
-from lurch_tasks.families.find_origin.lines import origin_slots
 from lurch_tasks.families.find_origin.prompt import parse_line
 
 FAMILY = get_family("find_the_origin")
@@ -80,16 +79,29 @@ def _random_rows(**overrides):
     return list(iter_rows(task, range(task.config.size())))
 
 
-def test_random_fills_every_line_the_origin_could_sit_on_with_a_chain_start():
-    # The origin sits |d| lines from the destination; a plain shuffle left a chain start on only about half of the
-    # other such lines, so "the start k lines away" beat chance (issue 27). Longer chains: see origin_slots.
-    rows = _random_rows(num_samples=1)
-    slots = origin_slots(DEFAULT_D_VALUES, 2)
-    assert len(slots) == len(DEFAULT_D_VALUES) and origin_slots(DEFAULT_D_VALUES, 3) == ()
+def on_list_ds(ds, destination, links, n):
+    return [d for d in ds if 0 <= destination - links * d < n]
+
+
+@pytest.mark.parametrize("chain_length", [2, 3, 6])
+def test_random_puts_chain_shaped_decoys_around_the_destination(chain_length):
+    # The origin sits (chain_length - 1) * |d| lines from the destination; a plain shuffle left a chain start on
+    # only 1/L of the lines where another d's origin would be, so "the start k lines away" beat chance (issue 27).
+    # Every decoy d' has a start there and no start where its middle links would be, like the target chain.
+    rows = _random_rows(chain_lengths=[chain_length], num_samples=1, context_tokens=[2048])
+    links = chain_length - 1
     for row in rows:
-        pairs, destination = _pairs(row), json.loads(row["params"])["target_rows"][-1]
-        lines = [destination + offset for offset in slots if 0 <= destination + offset < len(pairs)]
-        assert set(lines) <= _starts(pairs), row["id"]
+        pairs, params = _pairs(row), json.loads(row["params"])
+        destination, starts, ds = params["target_rows"][-1], _starts(pairs), params["decoy_d"]
+        assert params["cell"]["d"] not in ds and len(ds) >= (27 if chain_length == 2 else 14), row["id"]
+        on_list = [destination - links * d for d in ds if 0 <= destination - links * d < len(pairs)]
+        assert set(on_list) <= starts, row["id"]
+        middles = {destination - k * d for d in ds for k in range(1, links)}
+        assert not middles & starts, row["id"]
+        # to a reader of which lines start chains, the target is exactly one of the chain shapes drawn
+        shaped = [d for d in DEFAULT_D_VALUES if destination - links * d in starts
+                  and not any(destination - k * d in starts for k in range(1, links))]
+        assert sorted(shaped) == sorted([*on_list_ds(ds, destination, links, len(pairs)), params["cell"]["d"]])
 
 
 def test_random_line_distance_to_the_destination_says_no_more_than_chance():

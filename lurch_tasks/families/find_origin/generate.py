@@ -23,9 +23,9 @@ from .lines import (
     StructuredLines,
     Window,
     WordSource,
+    decoys,
     lines_within,
     link_costs,
-    origin_slots,
 )
 from .prompt import PROMPT_HEAD, parse_line, render_line, render_prompt, render_question
 
@@ -80,11 +80,12 @@ def generate(config: FindOriginConfig, seed: int, split: str, index: int, config
     meter = prompt_meter(config.tokenizer, config.chat_template)
     words = WordSource(StableRng(derive_seed(rng_seed, "words")), cell.chain_length)
     slot = StableRng(derive_seed(rng_seed, "slot")).below(abs(cell.d))
+    shapes = None
     if config.arrangement == "structured":
         source: StructuredLines | RandomLines = StructuredLines(layout, slot, words)
     else:
-        source = RandomLines(layout, words, derive_seed(rng_seed, "shuffle"),
-                             origin_slots(config.d_values, cell.chain_length))
+        shapes = decoys(config.d_values, cell.chain_length, cell.d, StableRng(derive_seed(rng_seed, "decoys")))
+        source = RandomLines(layout, words, derive_seed(rng_seed, "shuffle"), shapes)
     question = render_question(source.target_words[-1])
     target_tokens = cell.length if cell.length_unit == "tokens" else 0
     if target_tokens:
@@ -130,6 +131,7 @@ def generate(config: FindOriginConfig, seed: int, split: str, index: int, config
         "target_fraction": position,
         "target_margin": margin,
         "target_slot": slot if config.arrangement == "structured" else None,
+        "decoy_d": list(shapes.ds) if shapes else None,
         "lines_above_target": layout.lines_above(num_lines),
         "target_rows": target_rows,
         "target_chain": chain,

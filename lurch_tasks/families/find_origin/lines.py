@@ -149,28 +149,48 @@ class StructuredLines:
         return sources, targets
 
 
-def origin_slots(d_values: tuple[int, ...], chain_length: int) -> tuple[int, ...]:
-    """Signed row offsets from the destination's line where the origin can sit, -(chain_length - 1) * d for a d of
-    the grid, for 2-link chains; none for longer ones. There a line the origin of one d would sit on is where a
-    middle link of another d sits, so filling all of them marks the target's middle links (and filling only the
-    others thins the chain starts elsewhere: the learned probe found the origin more often, 0.041 -> 0.071 on
-    find_the_origin_depth)."""
-    if chain_length != 2:
-        return ()
-    return tuple(sorted({-d for d in d_values}))
+@dataclass(frozen=True)
+class Decoys:
+    """Chain-shaped decoys around the destination, as offsets from its line: for every decoy d' of ``ds``, the
+    line (chain_length - 1) * -d' away holds a chain start (where the origin of d' would be) and the lines k * -d'
+    away, 0 < k < chain_length - 1, hold lines that are not chain starts (where its middle links would be)."""
+
+    ds: tuple[int, ...] = ()
+    starts: tuple[int, ...] = ()
+    links: tuple[int, ...] = ()
+
+
+def _shape(d: int, links: int) -> tuple[int, set[int]]:
+    return -links * d, {-k * d for k in range(1, links)}
+
+
+def decoys(d_values: tuple[int, ...], chain_length: int, d: int, rng: StableRng) -> Decoys:
+    """Every other d' of the grid whose shape fits beside the target's and the decoys' before it (in a seeded
+    order): the target chain is then one of many that look alike to a reader of which lines start a chain, so the
+    line distance of a start to the destination says no more than chance. With 2-link chains every d' fits; with
+    longer ones a d' whose origin line is where another's middle link is cannot join (about 20 of 28 do)."""
+    links = chain_length - 1
+    chosen = [d]
+    for other in rng.shuffled(sorted(x for x in d_values if x != d)):
+        start, middles = _shape(other, links)
+        if all(start not in _shape(x, links)[1] and _shape(x, links)[0] not in middles for x in chosen):
+            chosen.append(other)
+    decoy_ds = sorted(chosen[1:])
+    starts = sorted(_shape(x, links)[0] for x in decoy_ds)
+    middles = sorted({m for x in decoy_ds for m in _shape(x, links)[1]} - set(_shape(d, links)[1]))
+    return Decoys(tuple(decoy_ds), tuple(starts), tuple(middles))
 
 
 class RandomLines:
     """Only the target chain obeys d; distractor lines come from other chains (keys 0, 1, ...) in a seeded
     shuffle. Distractor line i is link i % L of chain i // L.
 
-    Every line where the origin could sit (``slots``: offsets from the destination's line, see ``origin_slots``)
-    holds a chain start (while distractor starts last): the origin is then one chain start among as many at its
-    possible distances, so the distance between a start and the destination says no more than chance (a plain
-    shuffle leaves a start on half of those lines, and the origin sticks out by its distance)."""
+    Around the destination, ``decoys`` fixes which lines are chain starts and which are not (see ``Decoys``),
+    while distractor starts and other lines last; the rest is shuffled. A plain shuffle left a start on only
+    1/L of the lines where the origin of another d would be, so the origin stuck out by its distance."""
 
-    def __init__(self, layout: Layout, words: WordSource, shuffle_seed: int, slots: tuple[int, ...] = ()) -> None:
-        self.layout, self.words, self.shuffle_seed, self.slots = layout, words, shuffle_seed, slots
+    def __init__(self, layout: Layout, words: WordSource, shuffle_seed: int, decoys: Decoys = Decoys()) -> None:
+        self.layout, self.words, self.shuffle_seed, self.decoys = layout, words, shuffle_seed, decoys
         self.target = self.target_words = words.chain(-1)
         self.target_ids = words.chain_ids(np.asarray([-1]))[0]
 
@@ -181,24 +201,21 @@ class RandomLines:
         return ids[rows, link], ids[rows, link + 1]
 
     def _order(self, count: int, free: np.ndarray, destination: int) -> np.ndarray:
-        """The distractor line on each free row (top to bottom): chain starts on the origin's possible lines, in
-        the seeded shuffle's order, the other lines shuffled over the rest."""
+        """The distractor line on each free row (top to bottom): decoy starts and decoy links in the seeded
+        shuffle's order, the other lines shuffled over the rest."""
         order = np.asarray(StableRng(derive_seed(self.shuffle_seed, count)).shuffled(range(count)), dtype=np.int64)
-        wanted = np.isin(free, destination + np.asarray(self.slots, dtype=np.int64))
-        if not wanted.any():
-            return order
-        starts = order[order % self.layout.chain_length == 0]
-        slot_rows = np.flatnonzero(wanted)
-        if len(starts) < len(slot_rows):  # too few chains: a seeded choice of the slots gets one
-            picked = StableRng(derive_seed(self.shuffle_seed, count, "slots")).sample(range(len(slot_rows)),
-                                                                                      len(starts))
-            slot_rows = slot_rows[np.sort(np.asarray(picked, dtype=np.int64))]
-        placed = starts[: len(slot_rows)]
-        rows = np.empty(count, dtype=np.int64)
-        rows[slot_rows] = placed
-        rest = np.ones(count, dtype=bool)
-        rest[slot_rows] = False
-        rows[rest] = order[~np.isin(order, placed)]
+        is_start = order % self.layout.chain_length == 0
+        rows = np.full(count, -1, dtype=np.int64)
+        used = np.zeros(count, dtype=bool)  # positions in ``order`` already placed
+        for offsets, pool, salt in ((self.decoys.starts, np.flatnonzero(is_start), "slots"),
+                                    (self.decoys.links, np.flatnonzero(~is_start), "links")):
+            wanted = np.flatnonzero(np.isin(free, destination + np.asarray(offsets, dtype=np.int64)))
+            if len(pool) < len(wanted):  # too few lines of the kind: a seeded choice of the rows gets one
+                picked = StableRng(derive_seed(self.shuffle_seed, count, salt)).sample(range(len(wanted)), len(pool))
+                wanted = wanted[np.sort(np.asarray(picked, dtype=np.int64))]
+            rows[wanted] = order[pool[: len(wanted)]]
+            used[pool[: len(wanted)]] = True
+        rows[rows < 0] = order[~used]
         return rows
 
     def window(self, n: int) -> Window:
