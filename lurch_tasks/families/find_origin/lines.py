@@ -168,7 +168,7 @@ def decoys(d_values: tuple[int, ...], chain_length: int, d: int, rng: StableRng)
     """Every other d' of the grid whose shape fits beside the target's and the decoys' before it (in a seeded
     order): the target chain is then one of many that look alike to a reader of which lines start a chain, so the
     line distance of a start to the destination says no more than chance. With 2-link chains every d' fits; with
-    longer ones a d' whose origin line is where another's middle link is cannot join (about 20 of 28 do)."""
+    longer ones a d' whose origin line is where another's middle link is cannot join (11-23 of the other 27 do)."""
     links = chain_length - 1
     chosen = [d]
     for other in rng.shuffled(sorted(x for x in d_values if x != d)):
@@ -185,8 +185,8 @@ class RandomLines:
     """Only the target chain obeys d; distractor lines come from other chains (keys 0, 1, ...) in a seeded
     shuffle. Distractor line i is link i % L of chain i // L.
 
-    Around the destination, ``decoys`` fixes which lines are chain starts and which are not (see ``Decoys``),
-    while distractor starts and other lines last; the rest is shuffled. A plain shuffle left a start on only
+    Around the destination, ``decoys`` fixes which lines are chain starts and which are not (see ``Decoys``), as
+    far as the distractor starts and other lines go; the rest is shuffled. A plain shuffle left a start on only
     1/L of the lines where the origin of another d would be, so the origin stuck out by its distance."""
 
     def __init__(self, layout: Layout, words: WordSource, shuffle_seed: int, decoys: Decoys = Decoys()) -> None:
