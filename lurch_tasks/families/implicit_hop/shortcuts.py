@@ -13,6 +13,16 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ...core.probe import (
+    Candidate,
+    LearnedProbe,
+    ProbeItem,
+    mention_positions,
+    nearest_distance,
+    rank_features,
+    top_answer,
+    word_overlap,
+)
 from ...core.rng import StableRng, derive_seed
 from ...core.shortcuts import Probe, Shortcut
 from .baselines import Asked, asked, fact_patterns, facts_in_order, follow, join_answer
@@ -27,6 +37,7 @@ class View:
     asked: Asked | None
     ordered: tuple[tuple[str, str, str], ...]  # (relation, source, value) of every fact line, in context order
     types: dict[str, str]  # name -> entity type (a name's look tells it: "... Holdings", "... Province")
+    out: dict[str, tuple[tuple[int, str], ...]]  # name -> (fact line, entity) of the lines it is the subject of
 
 
 @lru_cache(maxsize=8)
@@ -44,7 +55,12 @@ def view(prompt: str) -> View:
             lines.append(k)
         facts[(relation, source)] = value
     types = {name: kind for name, kind in mentions}
-    return View(tuple(mentions), tuple(lines), facts, asked(prompt), ordered, types)
+    out: dict[str, list[tuple[int, str]]] = {}
+    for k, (relation, source, value) in enumerate(ordered):
+        if BY_ID[relation].target != YEAR:
+            out.setdefault(source, []).append((k, value))
+    return View(tuple(mentions), tuple(lines), facts, asked(prompt), ordered, types,
+                {name: tuple(links) for name, links in out.items()})
 
 
 @dataclass(frozen=True)
@@ -177,8 +193,7 @@ def _links(v: View, current: str, kind: str) -> list[tuple[int, str]]:
     """(fact line, entity) of every line whose subject is ``current`` and whose other entity is of type
     ``kind``: the sentence's direction as a parser of the templates sees it, never its relation. (Links
     taken either way round were measured weaker, so the audit leaves them out.)"""
-    return [(k, value) for k, (_, source, value) in enumerate(v.ordered) if source == current and
-            v.types.get(value) == kind]
+    return [(k, value) for k, value in v.out.get(current, ()) if v.types.get(value) == kind]
 
 
 def _choose(v: View, links: list[tuple[int, str]], choice: str, previous: int, rng: StableRng) -> tuple[int, str]:
@@ -216,9 +231,10 @@ def blind_walk(v: View, chain, choice: str, seed: int) -> str | None:
     return current
 
 
-def _most_paths(v: View, start: str, relations) -> str | None:
-    """The entity the most type-consistent walks from the start arrive at (walks counted hop by hop, each
-    hop any link to the hop's target type; ties: the earliest mentioned). Dead ends drop out on their own."""
+def walk_counts(v: View, start: str, relations) -> dict[str, int]:
+    """How many type-consistent walks from the start arrive at each entity after the chain's hops (each hop
+    any link to the hop's target type, whatever its relation; never back to the start): the relation-blind
+    reading of a chain, as a distribution. Dead ends drop out on their own."""
     ways = {start: 1}
     for relation in relations:
         arrived: dict[str, int] = {}
@@ -227,6 +243,12 @@ def _most_paths(v: View, start: str, relations) -> str | None:
                 if name != start:
                     arrived[name] = arrived.get(name, 0) + count
         ways = arrived
+    return ways
+
+
+def _most_paths(v: View, start: str, relations) -> str | None:
+    """The entity the most type-consistent walks from the start arrive at (ties: the earliest mentioned)."""
+    ways = walk_counts(v, start, relations)
     if not ways:
         return None
     first = {name: i for i, (name, _) in reversed(list(enumerate(v.mentions)))}
@@ -347,3 +369,189 @@ PROBES = (
     Probe("fact_relation", "template", "which relation (and phrasing) a fact line states",
           _per_line(lambda line, k, n: _template_of(line)), categorical=True, expected_when=_always),
 )
+
+
+# --- the learned surface probe (issue 27 item 3b) --------------------------------------------------------------
+# Every candidate an answer could name gets generic, reasoning-free features: where and how often it is
+# mentioned, how near the question's start entity, its name's length and overlap with the question, and how
+# the fact lines' graph reaches it from the start when relations are ignored (the relation-blind walk as a
+# feature: a surface graph statistic, no relation read). A list question has one candidate per (question,
+# entity of its answer's type); a comparison one per entity of the compared type; a count one per number
+# 0..branches, featured by its distance to surface counts.
+UNREACHED = 12.0  # the link depth given to an entity the start's links never reach
+ENTITY_FEATURES = 16
+NEAREST_IS_BEST = (6, 7, 12, 13)  # entity features where a chain's smaller value is the favourable one
+
+
+@dataclass(frozen=True)
+class Surface:
+    """What every candidate's features are measured against: the context, its fact lines per name."""
+
+    context: str
+    question: str
+    lines_of: dict[str, tuple[int, ...]]  # name -> fact lines that name it
+    total_lines: int
+    found: dict[str, list[float]]  # name -> its mention positions, filled as names are asked for
+
+    def positions(self, name: str) -> list[float]:
+        if name not in self.found:
+            self.found[name] = mention_positions(self.context, name)
+        return self.found[name]
+
+
+def _surface(row: dict, v: View) -> Surface:
+    lines_of: dict[str, list[int]] = {}
+    for name, line in zip((name for name, _ in v.mentions), v.lines, strict=True):
+        lines_of.setdefault(name, []).append(line)
+    return Surface(row["context"], row["question"], {k: tuple(x) for k, x in lines_of.items()}, len(v.ordered),
+                   {})
+
+
+def link_depths(v: View, start: str) -> dict[str, int]:
+    """Breadth-first link distance from the start over the fact lines' subject -> other entity links, any
+    relation, any type."""
+    depth, frontier = {start: 0}, [start]
+    while frontier:
+        following = []
+        for entity in frontier:
+            for _, name in v.out.get(entity, ()):
+                if name not in depth:
+                    depth[name] = depth[entity] + 1
+                    following.append(name)
+        frontier = following
+    return depth
+
+
+@dataclass(frozen=True)
+class ChainGraph:
+    """One chain's relation-blind reach: link depths from its start and type-consistent walk arrivals."""
+
+    start: str
+    hops: int
+    depths: dict[str, int]
+    ways: dict[str, int]
+    total: int
+
+
+def _chain_graph(v: View, chain) -> ChainGraph:
+    start, relations = chain
+    ways = walk_counts(v, start, relations)
+    return ChainGraph(start, len(relations), link_depths(v, start), ways, sum(ways.values()))
+
+
+def _entity_features(s: Surface, graph: ChainGraph, name: str) -> tuple[float, ...]:
+    """Mention ranks (6), distance to the start in characters and lines, co-occurrence with the start on a line,
+    name length and words, overlap with the question, link depth (and its gap to the chain's hops), whether a
+    type-consistent walk of the chain's length arrives, and the share of such walks that do."""
+    positions, start_positions = s.positions(name), s.positions(graph.start)
+    own, start_lines = s.lines_of.get(name, ()), s.lines_of.get(graph.start, ())
+    line_gap = min((abs(a - b) for a in own for b in start_lines), default=s.total_lines)
+    depth = float(graph.depths.get(name, UNREACHED))
+    arrivals = graph.ways.get(name, 0)
+    return (*rank_features(positions), nearest_distance(positions, start_positions),
+            line_gap / max(s.total_lines, 1), float(bool(set(own) & set(start_lines))), float(len(name)),
+            float(len(name.split())), word_overlap(name, s.question), depth, abs(depth - graph.hops),
+            float(arrivals > 0), arrivals / graph.total if graph.total else 0.0)
+
+
+def _named(v: View, kind: str, starts: set[str]) -> list[str]:
+    """Every entity of ``kind`` the facts name, in first-mention order, the question's starts left out."""
+    seen: dict[str, None] = {}
+    for name, k in v.mentions:
+        if k == kind and name not in starts:
+            seen.setdefault(name)
+    return list(seen)
+
+
+def _list_candidates(v: View, s: Surface, gold: list[str]) -> list[Candidate]:
+    out = []
+    for q, chain in enumerate(v.asked.chains):
+        if chain is None or not chain[1]:
+            continue
+        graph = _chain_graph(v, chain)
+        answer = gold[q] if q < len(gold) else None
+        out += [Candidate(f"{q}\t{name}", name == answer, _entity_features(s, graph, name))
+                for name in _named(v, BY_ID[chain[1][-1]].target, {chain[0]})]
+    return out
+
+
+def _compare_candidates(v: View, s: Surface, gold: str) -> list[Candidate]:
+    """Entities of the compared type: per-chain features folded to the most favourable chain (nearest, most
+    reached), and the rank of the entity's stated year in the asked direction (the extreme year as a feature)."""
+    _, relation, direction = v.asked.join
+    chains = [c for c in v.asked.chains if c is not None]
+    graphs = [_chain_graph(v, c) for c in chains]
+    names = _named(v, BY_ID[relation].source, {c[0] for c in chains})
+    years = sorted(int(value) for (r, _), value in v.facts.items() if r == relation)
+    out = []
+    for name in names:
+        per_chain = [_entity_features(s, g, name) for g in graphs] or [(0.0,) * ENTITY_FEATURES]
+        folded = tuple(min(f[k] for f in per_chain) if k in NEAREST_IS_BEST else max(f[k] for f in per_chain)
+                       for k in range(len(per_chain[0])))
+        year = v.facts.get((relation, name))
+        if year is None or not years:
+            extreme, dated = 0.5, 0.0
+        else:
+            below = sum(y < int(year) for y in years) / len(years)
+            extreme, dated = (1.0 - below if direction == "earliest" else below), 1.0
+        out.append(Candidate(name, name == gold, (*folded, extreme, dated)))
+    return out
+
+
+def _count_candidates(v: View, s: Surface, gold: str) -> list[Candidate]:
+    """Numbers 0..branches, featured by their gap to surface counts: people linked to the named city (any
+    relation / the asked one), the expected count of relation-blind walks' ends linked to it, the branches,
+    the city's mentions."""
+    _, relation, city = v.asked.join
+    chains = [c for c in v.asked.chains if c is not None]
+    linked = sum(1 for _, source, value in v.ordered if value == city and v.types.get(source) == "person")
+    natives = sum(1 for (r, _), value in v.facts.items() if r == relation and value == city)
+    expected = 0.0
+    for chain in chains:
+        ways = walk_counts(v, *chain) if chain[1] else {chain[0]: 1}
+        total = sum(ways.values())
+        if total:
+            expected += sum(n for end, n in ways.items()
+                            if any(value == city for _, value in v.out.get(end, ()))) / total
+    surface = (linked, natives, expected, len(chains), len(s.positions(city)))
+    branches = max(len(chains), 1)
+    return [Candidate(str(n), str(n) == gold, (float(n), n / branches,
+                                                 *(abs(n - c) for c in surface), *(n - c for c in surface)))
+            for n in range(len(chains) + 1)]
+
+
+def probe_read(row: dict) -> ProbeItem | None:
+    """A generated row as the learned probe sees it (None when the prompt asks nothing it can parse). Group:
+    the row's world (``pair_key``: every row builds its own knowledge base; matched configs share it)."""
+    v = view(row["prompt"])
+    if v.asked is None:
+        return None
+    s = _surface(row, v)
+    kind = v.asked.join[0]
+    if kind == "list":
+        candidates = _list_candidates(v, s, list(row["answer_items"]))
+    elif kind == "compare":
+        candidates = _compare_candidates(v, s, row["answer_items"][0])
+    else:
+        candidates = _count_candidates(v, s, row["answer_items"][0])
+    return ProbeItem(row["pair_key"], f"{kind}/{row['answer_format']}", "", tuple(candidates))
+
+
+def probe_decode(item: ProbeItem, probabilities) -> str:
+    """A list: the most likely entity per question, in question order; a comparison or a count: the most
+    likely candidate."""
+    if not item.model.startswith("list/"):
+        return f"FINAL ANSWER: {top_answer(item, probabilities)}"
+    best: dict[int, tuple[float, str]] = {}
+    for candidate, p in zip(item.candidates, probabilities, strict=True):
+        q, _, name = candidate.answer.partition("\t")
+        if int(q) not in best or p > best[int(q)][0]:
+            best[int(q)] = (p, name)
+    answers = [best[q][1] if q in best else "" for q in range(max(best, default=-1) + 1)]
+    return "FINAL ANSWER: " + "; ".join(answers)
+
+
+LEARNED_PROBE = LearnedProbe(
+    "a logistic model per answer format on every candidate's mention ranks, distance to the start entity, "
+    "co-occurrence, name length, question overlap and relation-blind link depth / walk arrivals (held out by "
+    "world)", probe_read, probe_decode)
