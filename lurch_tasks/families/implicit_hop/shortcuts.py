@@ -379,7 +379,8 @@ PROBES = (
 # entity of its answer's type); a comparison one per entity of the compared type; a count one per number
 # 0..branches, featured by its distance to surface counts.
 UNREACHED = 12.0  # the link depth given to an entity the start's links never reach
-ENTITY_FEATURES = 16
+ENTITY_FEATURES = 20
+PROBE_WALKS = ("first", "last", "nearest_previous", "most_paths")  # the blind walks whose ends are features
 NEAREST_IS_BEST = (6, 7, 12, 13)  # entity features where a chain's smaller value is the favourable one
 
 
@@ -431,18 +432,21 @@ class ChainGraph:
     depths: dict[str, int]
     ways: dict[str, int]
     total: int
+    walked: tuple[str | None, ...]  # where each of ``PROBE_WALKS`` lands
 
 
 def _chain_graph(v: View, chain) -> ChainGraph:
     start, relations = chain
     ways = walk_counts(v, start, relations)
-    return ChainGraph(start, len(relations), link_depths(v, start), ways, sum(ways.values()))
+    walked = tuple(blind_walk(v, chain, choice, 0) for choice in PROBE_WALKS)
+    return ChainGraph(start, len(relations), link_depths(v, start), ways, sum(ways.values()), walked)
 
 
 def _entity_features(s: Surface, graph: ChainGraph, name: str) -> tuple[float, ...]:
     """Mention ranks (6), distance to the start in characters and lines, co-occurrence with the start on a line,
     name length and words, overlap with the question, link depth (and its gap to the chain's hops), whether a
-    type-consistent walk of the chain's length arrives, and the share of such walks that do."""
+    type-consistent walk of the chain's length arrives, the share of such walks that do, and whether each of
+    the deterministic blind walks (first / last / nearest line / most walks) lands on it."""
     positions, start_positions = s.positions(name), s.positions(graph.start)
     own, start_lines = s.lines_of.get(name, ()), s.lines_of.get(graph.start, ())
     line_gap = min((abs(a - b) for a in own for b in start_lines), default=s.total_lines)
@@ -451,7 +455,8 @@ def _entity_features(s: Surface, graph: ChainGraph, name: str) -> tuple[float, .
     return (*rank_features(positions), nearest_distance(positions, start_positions),
             line_gap / max(s.total_lines, 1), float(bool(set(own) & set(start_lines))), float(len(name)),
             float(len(name.split())), word_overlap(name, s.question), depth, abs(depth - graph.hops),
-            float(arrivals > 0), arrivals / graph.total if graph.total else 0.0)
+            float(arrivals > 0), arrivals / graph.total if graph.total else 0.0,
+            *(float(end == name) for end in graph.walked))
 
 
 def _named(v: View, kind: str, starts: set[str]) -> list[str]:
@@ -501,7 +506,7 @@ def _compare_candidates(v: View, s: Surface, gold: str) -> list[Candidate]:
 def _count_candidates(v: View, s: Surface, gold: str) -> list[Candidate]:
     """Numbers 0..branches, featured by their gap to surface counts: people linked to the named city (any
     relation / the asked one), the expected count of relation-blind walks' ends linked to it, the branches,
-    the city's mentions."""
+    the city's mentions, and the counts the first / last / most-walks blind walks reach."""
     _, relation, city = v.asked.join
     chains = [c for c in v.asked.chains if c is not None]
     linked = sum(1 for _, source, value in v.ordered if value == city and v.types.get(source) == "person")
@@ -513,7 +518,9 @@ def _count_candidates(v: View, s: Surface, gold: str) -> list[Candidate]:
         if total:
             expected += sum(n for end, n in ways.items()
                             if any(value == city for _, value in v.out.get(end, ()))) / total
-    surface = (linked, natives, expected, len(chains), len(s.positions(city)))
+    walked = [sum(v.facts.get((relation, blind_walk(v, chain, choice, 0) if chain[1] else chain[0])) == city
+                  for chain in chains) for choice in ("first", "last", "most_paths")]
+    surface = (linked, natives, expected, len(chains), len(s.positions(city)), *walked)
     branches = max(len(chains), 1)
     return [Candidate(str(n), str(n) == gold, (float(n), n / branches,
                                                  *(abs(n - c) for c in surface), *(n - c for c in surface)))
