@@ -29,7 +29,8 @@ from lurch_tasks.families.implicit_hop.shortcuts import (
 
 FAMILY = get_family("implicit_hop")
 TASKS = sorted(t.name for t in all_tasks() if t.family == "implicit_hop")
-NEW = {s.name: s for s in SHORTCUTS if s.name in ("relation_blind_walk", "nearest_last_relation")}
+NEW = {s.name: s for s in SHORTCUTS if s.name in ("relation_blind_walk", "nearest_last_relation",
+                                                   "reachable_extreme_year")}
 
 # One chain, employer -> founder -> birthplace, with a same-signature competitor at every hop: the former
 # employer (person -> organisation), the chair (organisation -> person), the home city (person -> city).
@@ -122,6 +123,9 @@ def test_joined_questions_take_their_final_step_over_the_walked_ends():
     walk = NEW["relation_blind_walk"].answer
     assert _answer(walk(compare, "last")) == "Sura Penn"  # ends Pell Adder (1950) and Sura Penn (1940)
     assert _answer(walk(compare, "first")) == "Tomas Brin"  # ends Tomas Brin (1930) and Sura Penn
+    reach = NEW["reachable_extreme_year"].answer  # every reachable end: Tomas Brin, Pell Adder, Sura Penn
+    assert _answer(reach(compare, None)) == "Tomas Brin"
+    assert _answer(reach(compare.replace("born earliest", "born latest"), None)) == "Pell Adder"
     count = render_prompt("\n".join(people), render_joined(
         ["the founder of the employer of Mara Quint", "the founder of Linden Guild"], "people",
         "How many of them were born in Dunmor?", number=True))

@@ -275,6 +275,21 @@ def _relation_blind_walk(prompt: str, choice: str) -> str:
     return "" if answer is None else f"FINAL ANSWER: {answer}"
 
 
+def _reachable_extreme_year(prompt: str, _: object) -> str:
+    """A comparison answered by the earliest / latest year among every entity a type-consistent walk reaches
+    from any start (the union of the relation-blind walks' ends, no choice among competitors): the extreme year
+    narrowed by reach alone."""
+    v = view(prompt)
+    if v.asked is None or v.asked.join[0] != "compare":
+        return ""
+    _, relation, direction = v.asked.join
+    reached = {end for chain in v.asked.chains if chain is not None for end in walk_counts(v, *chain)}
+    dated = sorted((int(v.facts[(relation, end)]), end) for end in reached if (relation, end) in v.facts)
+    if not dated:
+        return ""
+    return f"FINAL ANSWER: {(dated[0] if direction == 'earliest' else dated[-1])[1]}"
+
+
 def nearest_last_relation(v: View, chain) -> str | None:
     """Dispersion's tell: the value of the line stating the chain's last relation that stands nearest the line
     of the start's first hop (other than the start's own lines; ties: the earlier line). A chain of one hop
@@ -326,6 +341,8 @@ SHORTCUTS = (
     Shortcut("relation_blind_walk", "family", "follow every chain by entity type only (each hop: a fact from the "
              "current entity to one of the hop's target type, whatever its relation; the first / last / a seeded / "
              "the most mentioned of several), then the join", _relation_blind_walk, variants=WALK_CHOICES),
+    Shortcut("reachable_extreme_year", "family", "compare: the earliest / latest year among every entity a "
+             "relation-blind walk from a start reaches", _reachable_extreme_year),
     Shortcut("nearest_last_relation", "family", "the value of the last relation's line nearest the start's "
              "first-hop line (the chain's middle skipped), then the join", _nearest_last_relation),
 )
