@@ -23,6 +23,7 @@ from lurch_tasks.core.instance import content_hash, schema_errors
 from lurch_tasks.core.registry import all_tasks, get_family
 from lurch_tasks.core.rng import StableRng
 from lurch_tasks.core.tokens import reference_counter, within_budget_tolerance
+from lurch_tasks.families.graph.audit import star_problems
 from lurch_tasks.families.graph.baselines import recover_edges
 from lurch_tasks.families.graph.config import GraphConfig
 from lurch_tasks.families.graph.placement import PlacementKnobs, cut_fractions, place
@@ -147,11 +148,22 @@ def test_pick_star_smallest_closed_neighbourhood_sum_centre_first():
     assert pick_star(STAR_GRAPH, 5) is None
 
 
+def test_pick_star_skips_closed_neighbourhoods_that_are_not_stars():
+    # Every node of a K4 has degree 3, but its closed neighbourhood holds six links: not a star (issue 27).
+    k4 = _graph(combinations(range(4), 2))
+    assert pick_star(k4, 3) is None
+    # A K4 beside a real star of degree 3 with a larger degree sum: the star is picked, the K4 never.
+    k4_and_star = _graph([*combinations(range(4), 2), (10, 11), (10, 12), (10, 13), (11, 20), (12, 21)])
+    assert sample_units(k4_and_star, "subgraph", 3) == [(10, 11, 12, 13)]
+    # One leaf-leaf link is enough to disqualify a centre: 5's neighbours 6 and 7 are linked.
+    assert pick_star(_graph([(5, 6), (5, 7), (6, 7), (8, 9), (8, 1)]), 2) == (8, 1, 9)
+
+
 def test_sample_units_subgraph_full_list():
     # d=2: (1,0,2); then 4 (tie with 6 and 54); removing N[{3,4,5}] = {3,4,5,6} leaves 7 isolated; then 54;
-    # removing N[{53,54,55}] = {53,54,55,56} drops 50 to degree 2 (N sum 4), so it beats the triangle (6).
-    assert sample_units(STAR_GRAPH, "subgraph", 2) == [(1, 0, 2), (4, 3, 5), (54, 53, 55), (50, 51, 52),
-                                                        (14, 15, 16)]
+    # removing N[{53,54,55}] = {53,54,55,56} drops 50 to degree 2 (N sum 4); the triangle 14-15-16 has
+    # degree-2 nodes but is no star (its leaves are linked), so it is never a unit.
+    assert sample_units(STAR_GRAPH, "subgraph", 2) == [(1, 0, 2), (4, 3, 5), (54, 53, 55), (50, 51, 52)]
     # d=3: 10 first, then 50 with its original three neighbours; nothing else has degree 3.
     assert sample_units(STAR_GRAPH, "subgraph", 3) == [(10, 11, 12, 13), (50, 51, 52, 56)]
 
@@ -226,6 +238,7 @@ def test_property_algorithm_1_pick_then_remove_closed_neighbourhood(graph, kind)
         assert list(first) == sorted(first)
     else:
         assert degree[first[0]] == parameter and set(first[1:]) == set(graph.neighbors(first[0]))
+        assert not any(graph.has_edge(a, b) for a, b in combinations(first[1:], 2))  # an induced star
     for a, b in combinations(units, 2):
         assert set(a).isdisjoint(b) and not any(graph.has_edge(u, v) for u in a for v in b)
     # Algorithm 1 stops only when no valid unit is left.
@@ -500,6 +513,51 @@ def _check_rows(rows):
 def test_default_configs_audit_clean_solver_perfect_guess_poor(name):
     task = resolve_task(name)
     _check_rows(list(iter_rows(task, range(task.config.size()))))  # every row of every default config
+
+
+SUBGRAPH_TASKS = [name for name in TASKS if resolve_task(name).config.task == "subgraph"]
+
+
+def _star_problems(row: dict) -> list[str]:
+    """What the prompt promises for the subgraph task: the gold graph is a disjoint union of the row's units,
+    each exactly a star of ``star_degree`` (one centre linked to every leaf, no two leaves linked)."""
+    params = json.loads(row["params"])
+    degree = params["config"]["star_degree"]
+    gold = _graph([tuple(pair) for pair in params["gold_edges"]])
+    problems = []
+    for unit in params["units"]:
+        induced = gold.subgraph(unit)
+        degrees = sorted(d for _, d in induced.degree())
+        if len(unit) != degree + 1 or degrees != [1] * degree + [degree]:
+            problems.append(f"unit {unit} induces {induced.number_of_edges()} gold edges, degrees {degrees}")
+    members = sorted(name for unit in params["units"] for name in unit)
+    if sorted(gold.nodes()) != members or gold.number_of_edges() != degree * len(params["units"]):
+        problems.append("gold edges outside the units' stars")
+    return problems
+
+
+@pytest.mark.parametrize("name", SUBGRAPH_TASKS)
+def test_every_subgraph_row_is_a_union_of_induced_stars(name):
+    """Issue 27 item 4: 6 of 33 memory_drift_subgraph rows held a K4 (six gold edges among four people)."""
+    task = resolve_task(name)
+    for row in iter_rows(task, range(task.config.size())):
+        assert _star_problems(row) == [], row["id"]
+
+
+def test_audit_flags_a_unit_that_is_not_a_star():
+    k4 = [list(pair) for pair in combinations("ABCD", 2)]
+    assert star_problems([list("ABCD")], k4, 3)  # the K4 of issue 27: six gold edges among four people
+    assert star_problems([list("ABCD")], [["A", "B"], ["A", "C"], ["A", "D"]], 3) == []
+    assert star_problems([list("ABCD")], [["A", "B"], ["A", "C"], ["A", "D"], ["E", "F"]], 3)  # an extra edge
+    assert star_problems([list("ABC")], [["A", "B"], ["B", "C"]], 2) == []  # a path of three is a 2-star
+
+
+@pytest.mark.parametrize("degree", [2, 4, 5, 6])
+def test_every_star_degree_gives_induced_stars(degree):
+    task = resolve_task("memory_drift_subgraph", {"star_degree": degree, "connections": [1, 2],
+                                                  "context_tokens": [4096], "num_samples": 3})
+    for row in iter_rows(task, range(task.config.size())):
+        assert _star_problems(row) == [], row["id"]
 
 
 @pytest.mark.parametrize("name", LONG_TASKS)

@@ -24,6 +24,7 @@ from lurch_tasks.core.shortcuts import (
     lines_to_json,
     mean,
     rank_auc,
+    run_audit,
     spread_indices,
 )
 from lurch_tasks.hub import build as hub_build
@@ -100,6 +101,9 @@ def test_streamed_audit_equals_the_list_audit_float_for_float(name: str) -> None
         other = dataclasses.replace(task, seed=(task.seed + 1) % (MAX_SEED + 1))
         calibration = [generate_row(other, i) for i in indices]
     expected = _reference_lines(rows, task.config, task.paper_faithful, family, calibration)
+    # the learned probe fits once over everything kept, so its lines are those of the list audit
+    expected += run_audit(rows, task.config, task.paper_faithful, [], [], family.score, family.guess,
+                          learned=family.learned_probe, chance=family.chance and family.chance(task.config))
 
     auditor = TaskAuditor(task)
     for row in rows:

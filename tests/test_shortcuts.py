@@ -91,6 +91,21 @@ def test_run_audit_statuses_and_best_variant():
     assert "strategy" in table.splitlines()[0] and "cheat" in table and "FAIL" in table
 
 
+def test_a_hole_in_one_slot_is_not_averaged_away():
+    """A strategy exact on one slot of eight and at chance elsewhere: +0.11 pooled, +0.9 on its slot."""
+    rows = [{"prompt": f"p{i}", "answer": str(i % 4), "slot": f"s{i % 8}"} for i in range(160)]
+    cheat = Shortcut("slot_cheat", "family", "reads slot s3",
+                     lambda prompt, _: str(int(prompt[1:]) % 4) if int(prompt[1:]) % 8 == 3 else "9")
+    guess = lambda prompt, seed: "9"  # noqa: E731 - never right: chance 0
+    pooled = run_audit(rows, "random", False, [cheat], [], _toy_score, guess)
+    per_slot = run_audit(rows, "random", False, [cheat], [], _toy_score, guess, slot=lambda row: row["slot"])
+    assert pooled[0].score == pytest.approx(0.125) and per_slot[0].score == 1.0
+    assert per_slot[0].status == FAIL and "worst slot s3 (20 rows)" in per_slot[0].note
+    exact = run_audit(rows, "random", False, [cheat], [], _toy_score, guess, slot=lambda row: row["slot"],
+                      slot_chance=lambda name: 0.5 if name == "s3" else None)
+    assert exact[0].chance == 0.5 and "worst slot s3" in exact[0].note
+
+
 # --- every default config is at chance ----------------------------------------------------------------
 
 
@@ -195,7 +210,9 @@ def _lurch(*args):
 
 
 def test_cli_audit_passes_a_default_config_and_prints_the_table():
-    result = _lurch("audit-shortcuts", "--config", "find_the_origin_random", "--n", "112", "--quiet")
+    # The whole grid (224 rows): on the 112-row slice the learned probe names 6 origins (0.054, just past the noise
+    # bound), on the grid 5 (0.022); a fixed |line offset| either side of the destination is worth ~0.06 here.
+    result = _lurch("audit-shortcuts", "--config", "find_the_origin_random", "--n", "224", "--quiet")
     assert result.returncode == 0, result.stderr
     assert "strategy" in result.stdout and "mirror" in result.stdout and "passed" in result.stdout
 

@@ -34,6 +34,11 @@ class Family:
     probes: tuple = field(default=())  # core.shortcuts.Probe
     # core.probe.LearnedProbe: the family's candidates and their reasoning-free features, for the learned probe
     learned_probe: Any = None
+    # row -> the slot the shortcut audit scores it in (RECON: "category/format"); each strategy is reported at its
+    # worst slot, so a hole in one format is not averaged away by the others. None: one slot per config.
+    audit_slot: Callable[[dict], str] | None = None
+    # slot -> the exact expected score of a uniform guess there, when known (RECON: 0 for MCQ and ordering)
+    slot_chance: Callable[[str], float | None] | None = None
     # knob -> the recorded property that reflects it (for the card and README: LURCH dispersion, say, does not
     # move with every distance knob, so analyses must know which column to read)
     knob_properties: tuple[tuple[str, str], ...] = ()

@@ -128,15 +128,21 @@ class StreamingAudit:
 
     def __init__(self, config: Any, paper_faithful: bool, shortcuts: Sequence[Shortcut], probes: Sequence[Probe],
                  score: Callable[[dict, str], dict[str, float]], guess: Callable[[str, int], str | None],
-                 chance: float | None = None, learned: LearnedProbe | None = None) -> None:
+                 chance: float | None = None, learned: LearnedProbe | None = None,
+                 slot: Callable[[dict], str] | None = None,
+                 slot_chance: Callable[[str], float | None] | None = None) -> None:
         self.config, self.paper_faithful = config, paper_faithful
         self.exact_chance = chance  # known analytically: compared with instead of the random baseline's mean
         self.shortcuts, self.probes = tuple(shortcuts), tuple(probes)
         self.score, self.guess = score, guess
+        # Rows are scored per slot (RECON: category/format): a strategy that works on one slot only must not be
+        # diluted by the slots it cannot read. Each line reports a strategy's worst (variant, slot).
+        self.slot_of = slot or (lambda row: "")
+        self.slot_chance = slot_chance or (lambda name: None)
         self.rows = 0
-        self._chance: list[float] = []
-        self._totals = [dict.fromkeys(range(len(s.variants)), 0.0) for s in self.shortcuts]
-        self._squares = [dict.fromkeys(range(len(s.variants)), 0.0) for s in self.shortcuts]
+        self._slot_rows: dict[str, int] = {}
+        self._chance: dict[str, list[float]] = {}  # measured chance scores per slot without an exact chance
+        self._sums: list[dict[tuple[int, str], list[float]]] = [{} for _ in self.shortcuts]  # -> [total, squares]
         self._aucs: list[list[float]] = [[] for _ in self.probes]  # numeric probes: one AUC per row
         self._pooled: list[list[tuple[Any, bool]]] = [[] for _ in self.probes]  # categorical: (label, gold)
         self._learned: list[list[tuple[Any, bool]]] = [[] for _ in self.probes]
@@ -147,19 +153,28 @@ class StreamingAudit:
         self._scored: list[dict] = []
         self._item_chances: list[float] = []
 
+    def _exact(self, slot: str) -> float | None:
+        exact = self.slot_chance(slot)
+        return self.exact_chance if exact is None else exact
+
     def add(self, row: dict) -> None:
         self.rows += 1
-        if self.exact_chance is None:
-            self._chance.append(self.score(row, self.guess(row["prompt"], 0) or "")["score"])
+        slot = self.slot_of(row)
+        self._slot_rows[slot] = self._slot_rows.get(slot, 0) + 1
+        row_chance = self._exact(slot)
+        if row_chance is None:
+            row_chance = self.score(row, self.guess(row["prompt"], 0) or "")["score"]
+            self._chance.setdefault(slot, []).append(row_chance)
         if self.learned is not None and (item := self.learned.read(row)) is not None:
             self._items.append(item)
             self._scored.append({k: v for k, v in row.items() if k not in BULKY_FIELDS})
-            self._item_chances.append(self._chance[-1] if self.exact_chance is None else self.exact_chance)
-        for shortcut, totals, squares in zip(self.shortcuts, self._totals, self._squares, strict=True):
+            self._item_chances.append(row_chance)
+        for shortcut, sums in zip(self.shortcuts, self._sums, strict=True):
             for k, variant in enumerate(shortcut.variants):
                 value = self.score(row, shortcut.answer(row["prompt"], variant))["score"]
-                totals[k] += value
-                squares[k] += value * value
+                cell = sums.setdefault((k, slot), [0.0, 0.0])
+                cell[0] += value
+                cell[1] += value * value
         for probe, aucs, pooled in zip(self.probes, self._aucs, self._pooled, strict=True):
             if probe.categorical:
                 pooled.extend(probe.features(row))
@@ -172,24 +187,40 @@ class StreamingAudit:
             if probe.categorical:
                 learned.extend(probe.features(row))
 
+    def _slot_chance_mean(self, slot: str) -> float:
+        exact = self._exact(slot)
+        return mean(self._chance.get(slot, [])) if exact is None else exact
+
+    def _margin(self, sums: dict[tuple[int, str], list[float]], cell: tuple[int, str]) -> float:
+        total = sums.get(cell, [0.0, 0.0])[0]
+        return total / self._slot_rows.get(cell[1], 1) - self._slot_chance_mean(cell[1])
+
     def lines(self) -> list[AuditLine]:
-        chance = mean(self._chance) if self.exact_chance is None else self.exact_chance
         lines: list[AuditLine] = []
-        chance_variance = _variance(self._chance)
-        for shortcut, totals, squares in zip(self.shortcuts, self._totals, self._squares, strict=True):
-            best_k = max(totals, key=lambda k: (totals[k], -k))
-            best = totals[best_k] / self.rows if self.rows else 0.0
+        slots = sorted(self._slot_rows)
+        for shortcut, sums in zip(self.shortcuts, self._sums, strict=True):
+            cells = [(k, slot) for slot in slots for k in range(len(shortcut.variants))]
+            if not cells:  # no rows yet
+                cells = [(0, "")]
+            best_k, best_slot = max(cells, key=lambda cell: (self._margin(sums, cell), -cell[0]))  # first of ties
+            total, squares = sums.get((best_k, best_slot), [0.0, 0.0])
+            rows = self._slot_rows.get(best_slot, 0)
+            best = total / rows if rows else 0.0
+            chance = self._slot_chance_mean(best_slot)
+            measured = self._chance.get(best_slot, [])
             best_variant = shortcut.variants[best_k]
             expected = bool(shortcut.expected_when and shortcut.expected_when(self.config))
-            note = "" if best_variant is None else f"best variant {best_variant}"
+            notes = [] if best_variant is None else [f"best variant {best_variant}"]
+            if len(slots) > 1:
+                notes.append(f"worst slot {best_slot} ({rows} rows)")
             if expected:
-                note = (note + "; " if note else "") + "the regularity this config studies"
-            noise = NOISE_Z * _standard_error(totals[best_k], squares[best_k], self.rows, chance_variance,
-                                              len(self._chance))
+                notes.append("the regularity this config studies")
+            noise = NOISE_Z * _standard_error(total, squares, rows, _variance(measured), len(measured))
             if MARGIN < best - chance <= noise:
-                note = (note + "; " if note else "") + f"within noise on {self.rows} rows (< {noise:.3f})"
+                notes.append(f"within noise on {rows} rows (< {noise:.3f})")
             lines.append(AuditLine(shortcut.name, shortcut.kind, best, chance,
-                                   _status(best, chance, expected, self.paper_faithful, noise=noise), note))
+                                   _status(best, chance, expected, self.paper_faithful, noise=noise),
+                                   "; ".join(notes)))
         for k, probe in enumerate(self.probes):
             if probe.categorical:
                 learned = self._learned[k] if self._calibrated else self._pooled[k]
@@ -224,8 +255,10 @@ class StreamingAudit:
             score, chance = mean(result.scores), mean(result.chances)
             total = sum(result.scores)
             squares = sum(v * v for v in result.scores)
-            noise = NOISE_Z * _standard_error(total, squares, result.rows, _variance(result.chances),
-                                              len(result.chances) if self.exact_chance is None else 0)
+            # a slot's few chance scores can agree by luck (twelve -0.2 guesses: variance 0), so the chance side
+            # is given at least the probe's own variance: under the null the two are drawn alike
+            chance_variance = max(_variance(result.chances), _variance(result.scores))
+            noise = NOISE_Z * _standard_error(total, squares, result.rows, chance_variance, len(result.chances))
             note = f"held out by case, {result.rows} rows"
             if result.auc is not None:
                 note += f", AUC {result.auc:.3f}"
@@ -257,10 +290,12 @@ def _standard_error(total: float, squares: float, rows: int, chance_variance: fl
 def run_audit(rows: Sequence[dict], config: Any, paper_faithful: bool, shortcuts: Sequence[Shortcut],
               probes: Sequence[Probe], score: Callable[[dict, str], dict[str, float]],
               guess: Callable[[str, int], str | None], calibration: Sequence[dict] = (),
-              learned: LearnedProbe | None = None) -> list[AuditLine]:
+              learned: LearnedProbe | None = None, slot: Callable[[dict], str] | None = None,
+              slot_chance: Callable[[str], float | None] | None = None,
+              chance: float | None = None) -> list[AuditLine]:
     """Score every shortcut and probe on ``rows`` (all of one config); categorical probes learn their label
     rates on ``calibration`` rows (the same config under another seed; ``rows`` themselves when empty)."""
-    audit = StreamingAudit(config, paper_faithful, shortcuts, probes, score, guess, learned=learned)
+    audit = StreamingAudit(config, paper_faithful, shortcuts, probes, score, guess, chance, learned, slot, slot_chance)
     for row in rows:
         audit.add(row)
     for row in calibration:
@@ -349,7 +384,7 @@ class TaskAuditor:
         self._audit = StreamingAudit(task.config, task.paper_faithful, family.shortcuts, family.probes,
                                      family.score, family.guess,
                                      None if family.chance is None else family.chance(task.config),
-                                     family.learned_probe)
+                                     family.learned_probe, family.audit_slot, family.slot_chance)
 
     def add(self, row: dict) -> None:
         from .generation import generate_row

@@ -10,7 +10,7 @@ from .baselines import guess, solve
 from .config import ALL_D_VALUES, FindOriginConfig
 from .generate import COMPARED_KNOBS, FAMILY, VERSION, VOCABULARY, generate
 from .prompt import parse_question
-from .shortcuts import PROBES, SHORTCUTS
+from .shortcuts import LEARNED_PROBE, PROBES, SHORTCUTS
 
 CITATION = """@article{findtheorigin2024,
   title   = {Challenging LLMs Beyond Information Retrieval: Reasoning Degradation with Long Context Windows},
@@ -102,6 +102,7 @@ register_family(
         token_target=token_target,
         shortcuts=SHORTCUTS,
         probes=PROBES,
+        learned_probe=LEARNED_PROBE,
         knob_properties=(
             ("d", "`d` and `separation_tokens` (mean token distance between consecutive links). LURCH "
              "`evidence_dispersion` is about (|d|-1)/(lines-2): it barely moves with d and falls with length."),

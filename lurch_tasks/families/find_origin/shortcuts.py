@@ -9,10 +9,12 @@ chains and counts lines, which is exactly the regularity the structured arrangem
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ...core.probe import Candidate, LearnedProbe, ProbeItem, as_features, rank_features, top_answer
 from ...core.shortcuts import Probe, Shortcut
 from .config import MAX_ABS_D
 from .prompt import context_lines, parse_line, parse_question
@@ -149,3 +151,51 @@ PROBES = (
     Probe("origin_line_centrality", "position", "closeness of a line to the middle; gold = the origin's line",
           _origin_centrality),
 )
+
+
+# ---------------------------------------------------------------- learned probe (core.probe)
+
+
+def _letters_overlap(word: str, other: str) -> float:
+    """Jaccard overlap of the two words' letter sets (lexical overlap with the question's word)."""
+    a, b = set(word.lower()), set(other.lower())
+    return len(a & b) / len(a | b) if a | b else 0.0
+
+
+def origin_features(v: View, word: str, rows: list[int], source_row: int) -> tuple[float, ...]:
+    """Reasoning-free statistics of one candidate word: the ranks of the lines mentioning it, how often it
+    starts a line, where its first line sits against the destination's line and the middle, its length and
+    letters against the destination; never a link followed."""
+    n = max(len(v.pairs), 1)
+    signed = (source_row - v.destination_row) / n if v.destination_row >= 0 else 0.0
+    lines = abs(source_row - v.destination_row) if v.destination_row >= 0 else n
+    position = (source_row + 0.5) / n
+    return as_features((*rank_features([(r + 0.5) / n for r in rows]), sum(1 for r in rows if v.pairs[r][0] == word),
+                        signed, abs(signed), math.log1p(lines), abs(position - 0.5), len(word),
+                        abs(len(word) - len(v.destination)), _letters_overlap(word, v.destination), math.log(n)))
+
+
+def _probe_read(row: dict) -> ProbeItem | None:
+    """Candidates: every chain start (a word some line starts from and no line leads to), the only words the
+    instructions allow as an origin; gold = the origin."""
+    v = view(row["prompt"])
+    if not v.pairs or v.destination_row < 0:
+        return None
+    origin = row["answer_items"][0] if row["answer_items"] else None
+    mentions: dict[str, list[int]] = {}
+    for r, (a, b) in enumerate(v.pairs):
+        mentions.setdefault(a, []).append(r)
+        mentions.setdefault(b, []).append(r)
+    candidates = tuple(Candidate(v.pairs[r][0], v.pairs[r][0] == origin,
+                                 origin_features(v, v.pairs[r][0], mentions[v.pairs[r][0]], r))
+                       for r in _origin_like(v) if v.pairs[r][0] != v.destination)
+    # Every row draws fresh words and its own chain: the case a fold holds out is the row (its pair_key, shared
+    # only with its matched twins in other configs).
+    return ProbeItem(row["pair_key"], "origin", "", candidates) if candidates else None
+
+
+LEARNED_PROBE = LearnedProbe(
+    "every chain start (gold = the origin): mention ranks and counts, signed and absolute line distance to the "
+    "destination's line, distance from the middle, word length and letter overlap with the destination; decoded "
+    "as the most likely start",
+    _probe_read, lambda item, probabilities: _answer(top_answer(item, probabilities)))

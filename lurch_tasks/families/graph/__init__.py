@@ -12,7 +12,7 @@ from .audit import audit
 from .baselines import guess, solve
 from .config import GraphConfig
 from .generate import COMPARED_KNOBS, FAMILY, VERSION, generate
-from .shortcuts import PROBES, SHORTCUTS
+from .shortcuts import LEARNED_PROBE, PROBES, SHORTCUTS
 from .world import VOCABULARY
 
 CITATION = """@article{memorydrift2025,
@@ -83,7 +83,8 @@ register_family(
             "unlinked distractors; the model lists every connection. Scored on edges with memory drift, "
             "precision, recall and F1."
         ),
-        compared_knobs=COMPARED_KNOBS, shortcuts=SHORTCUTS, probes=PROBES, max_gen_toks=max_gen_toks,
+        compared_knobs=COMPARED_KNOBS, shortcuts=SHORTCUTS, probes=PROBES, learned_probe=LEARNED_PROBE,
+        max_gen_toks=max_gen_toks,
         token_target=token_target,
         knob_properties=(
             ("placement / separation", "`separation_tokens`, `min_separation_tokens`, `max_separation_tokens` and "

@@ -12,6 +12,20 @@ from .sampling import induced_edges
 from .world import build_world
 
 
+def star_problems(units: list[list[str]], gold: list[list[str]], degree: int) -> list[str]:
+    """The prompt promises star-shaped clusters: each unit induces exactly a star of ``degree`` (a centre
+    linked to every leaf, no two leaves linked) and the gold graph holds nothing else."""
+    edges = {frozenset(pair) for pair in gold}
+    problems = []
+    for unit in units:
+        degrees = sorted(sum(frozenset((a, b)) in edges for b in unit if b != a) for a in unit)
+        if degrees != [1] * degree + [degree]:
+            problems.append(f"unit {unit} is not a star of degree {degree} in the gold graph (degrees {degrees})")
+    if len(edges) != degree * len(units):
+        problems.append(f"the gold graph has {len(edges)} edges, not {degree} per star")
+    return problems
+
+
 def audit(row: dict) -> list[str]:
     """Problems in one row (empty when sound)."""
     problems: list[str] = []
@@ -28,6 +42,8 @@ def audit(row: dict) -> list[str]:
     induced = sorted(sorted((people[u].name, people[v].name)) for u, v in induced_edges(world.neighbours, order))
     if induced != gold:
         problems.append(f"induced subgraph has {len(induced)} edges but the gold graph has {len(gold)}")
+    if config.task == "subgraph":
+        problems += star_problems(params["units"], gold, config.star_degree)
     if row["prompt"] != render_prompt(row["context"], len(order), row["question"]):
         problems.append("prompt is not the rendered context + question")
     paragraphs = split_prompt(row["prompt"])

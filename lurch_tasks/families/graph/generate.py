@@ -36,7 +36,7 @@ from .world import (
 )
 
 FAMILY = "graph_reconstruction"
-VERSION = "2.2.0"
+VERSION = "2.3.0"
 # Knobs that studies compare: left out of the instance seed, so the world, the sampled units and the
 # distractors stay the same when only one of them changes (matched pairs).
 COMPARED_KNOBS = ("placement", "spread_start", "spread_end", "separation", "separation_jitter", "decoys",

@@ -8,6 +8,7 @@ so the result is a pure function of the graph.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from itertools import combinations
 
 import networkx as nx
 
@@ -30,14 +31,22 @@ def pick_edge(graph: nx.Graph) -> Unit | None:
     return best[1] if best else None
 
 
+def leaves_unlinked(graph: nx.Graph, leaves: Collection[int]) -> bool:
+    """No two leaves are linked, so the unit's induced subgraph is exactly the star the prompt promises
+    (a degree-3 node of a K4 has a closed neighbourhood of four people, but six links among them)."""
+    return not any(graph.has_edge(a, b) for a, b in combinations(sorted(leaves), 2))
+
+
 def pick_star(graph: nx.Graph, degree: int) -> Unit | None:
-    """Among nodes of degree exactly ``degree``, the one whose closed neighbourhood has the smallest
-    degree sum; the unit is that closed neighbourhood, centre first."""
+    """Among nodes of degree exactly ``degree`` whose neighbours are pairwise unlinked, the one whose closed
+    neighbourhood has the smallest degree sum; the unit is that closed neighbourhood, centre first."""
     best = None
     for node in graph.nodes():
         if graph.degree(node) != degree:
             continue
         leaves = tuple(sorted(graph.neighbors(node)))
+        if not leaves_unlinked(graph, leaves):
+            continue
         key = (_degree_sum(graph, (node, *leaves)), node)
         if best is None or key < best:
             best = (key[0], node, leaves)

@@ -9,14 +9,24 @@ group sentence): the most a solver can learn about a link without reading the id
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import combinations
 
+from ...core.probe import (
+    Candidate,
+    LearnedProbe,
+    ProbeItem,
+    as_features,
+    likely_answers,
+    mention_positions,
+    rank_features,
+)
 from ...core.shortcuts import Probe, Shortcut
 from .placement import cut_fractions
-from .prompt import ANSWER_MARKER, profile_name, split_prompt
+from .prompt import ANSWER_MARKER, PROFILE_SEPARATOR, profile_name, split_prompt
 from .world import PAIR_CUE_KINDS, cue_templates
 
 MAX_UNITS = 10
@@ -307,3 +317,88 @@ PROBES = (
     Probe("decoy_slot", "position", "place of a sentence in its profile; decoys vs gold cue sentences",
           _decoy_vs_gold(lambda t, i, n: i / max(n - 1, 1))),
 )
+
+
+# ---------------------------------------------------------------- learned probe (core.probe)
+
+# Pairs of a row whose prompt holds more people are not probed: candidates grow as n^2 (a 128k prompt holds ~840
+# profiles, 350k pairs), and the 2k-32k rows of every config exercise the same layout code at the same relative
+# positions, which is what the features read.
+MAX_PROBED_PEOPLE = 240
+
+
+@dataclass(frozen=True)
+class PersonFeatures:
+    """Reasoning-free statistics of one profile: where and how often its person is mentioned, how long it is,
+    how many sentences look like cues, never an identifier."""
+
+    name: str
+    surname: str
+    index: int
+    sides: frozenset[tuple[str, str]]
+    templates: frozenset[tuple[str, str]]
+    values: tuple[float, ...]  # (position, chars, sentences, cue-like, group sentences, name length, *surname ranks)
+
+
+def _person_features(context: str, v: View) -> list[PersonFeatures]:
+    size, offset, out = max(len(context), 1), 0, []
+    for i, p in enumerate(v.profiles):
+        surname = p.name.split(" ", 1)[-1]
+        groups = sum(1 for t in p.templates if t and t[0] == "group")
+        values = (offset / size, float(p.chars), float(len(p.sentences)), float(p.cue_like), float(groups),
+                  float(len(p.name)), *rank_features(mention_positions(context, surname)))
+        out.append(PersonFeatures(p.name, surname, i, p.sides(), frozenset(t for t in p.templates if t), values))
+        offset += p.chars + len(PROFILE_SEPARATOR)
+    return out
+
+
+def _compatible_kinds(a: PersonFeatures, b: PersonFeatures) -> int:
+    """Cue kinds whose two sides the two profiles hold between them (both group sentences count as one)."""
+    both_groups = ("group", "g") in a.sides and ("group", "g") in b.sides
+    return int(both_groups) + sum(1 for kind in PAIR_CUE_KINDS if ((kind, "0") in a.sides and (kind, "1") in b.sides)
+                                  or ((kind, "1") in a.sides and (kind, "0") in b.sides))
+
+
+def pair_features(a: PersonFeatures, b: PersonFeatures, n: int, shared_lines: int) -> tuple[float, ...]:
+    """Symmetric features of an unordered pair: each person's statistics as (min, max), then how far apart the
+    two profiles sit, whether they are neighbours, and what their cue *templates* (never values) allow."""
+    gap = abs(a.values[0] - b.values[0])
+    kinds = _compatible_kinds(a, b)
+    own = [f(x, y) for x, y in zip(a.values, b.values, strict=True) for f in (min, max)]
+    return as_features((*own, gap, gap * gap, abs(a.index - b.index) / max(n - 1, 1), abs(a.index - b.index) == 1,
+                        kinds, kinds > 0, len(a.templates & b.templates), a.surname == b.surname, shared_lines,
+                        math.log(n)))
+
+
+def _probe_read(row: dict) -> ProbeItem | None:
+    v = view(row["prompt"])
+    n = len(v.profiles)
+    if n < 2 or n > MAX_PROBED_PEOPLE:
+        return None
+    gold = {frozenset(pair) for pair in json.loads(row["answer"])}
+    people = _person_features(row["context"], v)
+    paragraphs = row["context"].split(PROFILE_SEPARATOR)
+    holders: dict[str, set[int]] = {}  # surname -> paragraphs mentioning it ("share a line")
+    for person in people:
+        holders.setdefault(person.surname, {k for k, text in enumerate(paragraphs) if person.surname in text})
+    candidates = []
+    for a, b in combinations(people, 2):
+        shared = len(holders[a.surname] & holders[b.surname])
+        first, second = sorted((a.name, b.name))
+        candidates.append(Candidate(f"{first} -- {second}", frozenset((a.name, b.name)) in gold,
+                                    pair_features(a, b, n, shared)))
+    # The world is shared by every row of a split (one population per seed and split), so the case a fold
+    # holds out is the prompt itself: its pair_key (shared only with its matched twins in other configs).
+    return ProbeItem(row["pair_key"], "pairs", "", tuple(candidates))
+
+
+def _probe_decode(item: ProbeItem, probabilities) -> str:
+    return f"{ANSWER_MARKER}\n" + "\n".join(likely_answers(item, probabilities))
+
+
+LEARNED_PROBE = LearnedProbe(
+    "every pair of people in the prompt (gold = a gold edge): each profile's position, length, sentence and "
+    "cue-like sentence counts, name length and surname mention ranks (min and max of the two), the pair's "
+    "distance and index gap, neighbours, cue kinds whose two sides they hold (templates, never values), shared "
+    "templates and surnames; decoded as the pairs with P >= 0.5",
+    _probe_read, _probe_decode)
