@@ -1,5 +1,5 @@
-"""ImplicitHop's relation must be read: every hop has its same-signature competitor in the context, at the
-config's level, flat across every slice, placed where the evidence is, and never a second correct answer.
+"""ImplicitHop's relation must be read: every hop has its same-signature competitors in the context, at the
+config's level (3 by default), flat across every slice, placed where the evidence is, and never a second correct answer.
 
 The checks read the prompt only (facts parsed with the templates), not the generator's own bookkeeping."""
 
@@ -20,6 +20,7 @@ from lurch_tasks.families.implicit_hop.schema import RELATIONS, YEAR
 
 SIGNATURE = {r.id: (r.source, r.target) for r in RELATIONS}
 # Every registered config but the 64k-128k one (slow to build; the same code path as the length slice).
+LEVEL = 3  # the default: every other relation of the hop's signature
 CONFIGS = sorted(t.name for t in all_tasks() if t.family == "implicit_hop" and t.name != "implicit_hop_long")
 
 
@@ -56,10 +57,15 @@ def test_every_hop_has_a_competitor_that_leads_elsewhere(name):
         row = generate_row(task, index)
         hops = hop_competitors(row)
         assert hops, "every question has hops with a same-signature relation"
+        values: dict[tuple[str, str], list[str]] = defaultdict(list)
         for relation, subject, gold, value, other in hops:
-            assert value is not None, f"{name}[{index}]: the hop {relation} of {subject} has no competitor"
             assert value != gold, f"{name}[{index}]: {other} of {subject} leads to the gold {gold} too"
-        assert row["difficulty"]["competitors_per_hop"] == task.config.competitors_per_hop == 1
+            values[(relation, subject)].append(value)
+        for (relation, subject), found in values.items():
+            present = [value for value in found if value is not None]
+            assert len(present) == LEVEL, f"{name}[{index}]: the hop {relation} of {subject} has {len(present)}"
+            assert len(set(present)) == len(present)  # competitors lead to different entities
+        assert row["difficulty"]["competitors_per_hop"] == task.config.competitors_per_hop == LEVEL
         assert solve(row["prompt"]) == "FINAL ANSWER: " + "; ".join(row["answer_items"])  # still one answer
         assert audit(row) == []
 
@@ -77,15 +83,17 @@ def test_competitors_per_hop_is_flat_across_a_slice(name, axis):
         row = generate_row(task, index)
         by_level[row["difficulty"][axis]] = sorted(set(per_hop_counts(row)))
     assert len(by_level) >= 3
-    assert set(map(tuple, by_level.values())) == {(1,)}, by_level
+    assert set(map(tuple, by_level.values())) == {(LEVEL,)}, by_level
 
 
-def test_level_zero_removes_every_competitor_and_is_recorded():
-    config = ImplicitHopConfig(depths=(1, 3), context_tokens=(2048,), num_samples=1, competitors_per_hop=0)
+@pytest.mark.parametrize("level", [0, 1])
+def test_a_lower_level_is_held_exactly_and_recorded(level):
+    config = ImplicitHopConfig(depths=(1, 3), context_tokens=(2048,), num_samples=1, competitors_per_hop=level)
     for index in range(config.size()):
         row = generate(config, 0, "test", index, "t").to_row()
-        assert set(per_hop_counts(row)) == {0}
-        assert row["difficulty"]["competitors_per_hop"] == 0 and row["difficulty"]["competitor_lines"] == 0
+        assert set(per_hop_counts(row)) == {level}
+        assert row["difficulty"]["competitors_per_hop"] == level
+        assert (row["difficulty"]["competitor_lines"] == 0) == (level == 0)
         assert audit(row) == []
 
 
@@ -111,8 +119,8 @@ def test_competitor_lines_sit_where_the_evidence_is():
         keys = {(other, subject) for _, subject, _, _, other in hop_competitors(row)}
         competitors = [k for k, line in enumerate(lines) if (parsed := parse_fact(line)) and parsed[:2] in keys]
         inside = sum(min(at) < k < max(at) for k in competitors)
-        if row["difficulty"]["dispersion_target"] >= 0.5:
-            assert inside == len(competitors), (index, inside, len(competitors))
+        if row["difficulty"]["dispersion_target"] >= 0.5:  # where no same-cost line is left: next to the window
+            assert inside >= 0.9 * len(competitors), (index, inside, len(competitors))
         elif row["difficulty"]["dispersion_target"] == 0.0:  # a start's own line may move before the evidence
             far = [k for k in competitors if not min(at) - 24 <= k <= max(at) + 24]
             assert len(far) <= row["difficulty"]["branches"], (index, competitors, at)

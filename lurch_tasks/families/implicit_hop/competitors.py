@@ -2,15 +2,17 @@
 
 A hop follows relation ``r`` from a subject to an entity of ``r``'s target type. A *competitor* of the hop is
 the subject's fact for another relation of the same signature (source type -> target type): "Mara Quint used
-to work for X" beside the gold "Mara Quint works for Y". With one in the context, a walk that follows entity
-types but never reads which relation a line states is left with a coin flip at every hop. The schema has two
-relations per signature, so a hop has one competitor at most; ``competitors_per_hop`` (0 or 1) is held exactly
-on every hop of every question, whatever the other knobs (0 removes them: the relation-blind ablation).
+to work for X" beside the gold "Mara Quint works for Y". The schema has four relations per signature (their
+values differ), so a hop has up to three; ``competitors_per_hop`` of them are in the context, exactly, on
+every hop of every question whatever the other knobs, and a walk that follows entity types but never reads
+which relation a line states is right on a hop one time in ``competitors_per_hop + 1``. 0 removes them all
+(the relation-blind ablation). The compared year of a comparison has no competitor: each entity type has a
+single year relation, named by the question.
 
-Where the chain goes on, a competitor's value also gets the facts the gold bridge has for the next hop (the
-gold relation and its competitors, the join's own lookup included), so a walk that looks one step ahead for
-a path of the right types, or counts how connected a candidate is, finds the same behind both. The compared
-year of a comparison has no competitor: each entity type has a single year relation, named by the question.
+Competitors are not continued: a competitor's value has its own facts only as any other entity does, while
+the gold bridge has its next hop's facts (and their competitors) in the context, so a walk that looks one
+step ahead for the better-connected candidate is not stopped here (continuing every competitor would cost
+``competitors_per_hop * (competitors_per_hop + 1)`` more lines per hop, more than a 1k context holds).
 """
 
 from __future__ import annotations
@@ -53,33 +55,15 @@ def hops(question: Question) -> list[tuple[str, int]]:
 
 
 def decoy_facts(kb: KnowledgeBase, question: Question, level: int, rng: StableRng) -> list[Fact]:
-    """The competitor facts of every hop (``level`` of them, seeded among its same-signature relations) and,
-    where the chain goes on, the competitor's value's facts for the same relations the gold bridge has in the
-    context for its next hop (the gold one and its competitors): a competitor's value is as connected, one
-    step on, as the bridge it stands beside. Each fact once, required facts left out."""
-    chosen: dict[tuple[str, int], tuple[str, ...]] = {}
-    for relations, subjects in paths(question):
-        for relation, subject in zip(relations, subjects, strict=True):
-            options = list(same_signature(relation))
-            chosen[(relation, subject)] = tuple(rng.sample(options, min(level, len(options)))) if options else ()
-    required = set(chosen)
+    """The competitor facts of every hop: ``level`` of its same-signature relations (seeded) from its subject,
+    each fact once, required facts left out."""
     out: dict[tuple[str, int], Fact] = {}
-
-    def add(relation: str, subject: int) -> Fact | None:
-        fact = kb.by_key.get((relation, subject))
-        if fact is not None and fact.key() not in required:
-            out.setdefault(fact.key(), fact)
-        return fact
-
-    for relations, subjects in paths(question):
-        for hop, (relation, subject) in enumerate(zip(relations, subjects, strict=True)):
-            for other in chosen[(relation, subject)]:
-                fact = add(other, subject)
-                if fact is None or hop + 1 == len(relations):
-                    continue
-                following = (relations[hop + 1], subjects[hop + 1])
-                for step in (following[0], *chosen[following]):
-                    add(step, fact.target)
+    required = {key for relations, subjects in paths(question) for key in zip(relations, subjects, strict=True)}
+    for relation, subject in hops(question):
+        for other in rng.sample(list(same_signature(relation)), level):
+            fact = kb.by_key[(other, subject)]
+            if fact.key() not in required:
+                out.setdefault(fact.key(), fact)
     return list(out.values())
 
 

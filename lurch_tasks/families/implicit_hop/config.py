@@ -51,10 +51,9 @@ def shape(join: str, depth: int, facts: int) -> tuple[int, ...]:
 
 
 def decoy_lines(join: str, depth: int, facts: int, competitors: int) -> int:
-    """At most how many competitor lines a question of this shape adds (``competitors.decoy_facts``): per hop
-    its competitors and, where the chain goes on, each competitor's value's facts for the next hop (the gold
-    relation and as many competitors)."""
-    return competitors * sum(hops + (hops - 1) * (1 + competitors) for hops in shape(join, depth, facts))
+    """At most how many competitor lines a question of this shape adds (``competitors.decoy_facts``): its
+    competitors on every hop."""
+    return competitors * sum(hops for hops in shape(join, depth, facts))
 
 
 def shape_fits(join: str, depth: int, facts: int) -> bool:
@@ -83,9 +82,10 @@ class ImplicitHopConfig:
     entity set), ``compare`` (which end was born or founded earliest / latest: an entity) or ``count`` (how
     many ends were born in / live in a named city: an integer). ``filler`` (0-0.9, default 0): the share of
     the distractor lines that are neutral sentences about nothing in the knowledge base, not facts.
-    ``competitors_per_hop`` (0-1, default 1): the subject's facts for the other relations of a hop's signature
-    in the context, exactly, on every hop (``competitors``): 1 makes every hop's relation something to read; 0
-    removes them (an ablation a relation-blind walk solves, never a default).
+    ``competitors_per_hop`` (0-3, default 3): how many of the subject's facts for the other relations of a
+    hop's signature are in the context, exactly, on every hop (``competitors``): a walk that follows entity types
+    without reading relations is right on a hop 1 time in ``competitors_per_hop + 1``; 0 removes them all (an
+    ablation a relation-blind walk solves, never a default).
     """
 
     depths: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7, 8)
@@ -97,7 +97,7 @@ class ImplicitHopConfig:
     question_style: str = "nested"
     join: str = "list"
     filler: float = 0.0
-    competitors_per_hop: int = 1
+    competitors_per_hop: int = MAX_COMPETITORS
     num_samples: int = 8  # rows per cell: the shortcut audit needs a few dozen rows per slice to be stable
     tokenizer: str = REFERENCE_TOKENIZER
     chat_template: bool = False

@@ -252,12 +252,10 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
     near_misses: list[dict] = []
     if config.distractors == "near_miss":
         kb, near_facts, near_misses = with_near_misses(kb, branches, StableRng(derive_seed(rng_seed, "near")))
-    # Competitors of every hop (and their continuations) go in whole; the level is exact, so at 0 none of
-    # them may come in with the rest of the pool either.
+    # The drawn competitors of every hop go in whole; the level is exact, so the others may not come in with
+    # the rest of the pool.
     decoys = decoy_facts(kb, question_drawn, config.competitors_per_hop, StableRng(derive_seed(rng_seed, "decoys")))
-    left_out = {f.key() for f in decoys}
-    if not config.competitors_per_hop:
-        left_out |= competitor_keys(question_drawn)
+    left_out = {f.key() for f in decoys} | competitor_keys(question_drawn)  # the competitors not drawn stay out
     pool = distractor_pool(kb, required, question_drawn, config.distractors, left_out)
     facts = required + decoys + pool
     lines = [render_fact(kb, fact) for fact in facts]
@@ -304,8 +302,9 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
     near_keys = {f.key() for f in near_facts} if near_misses else set()
     forced = [i for i in distractor_ids if i < len(facts) and (facts[i].key() in near_keys or i in decoy_ids)]
     if forced:
-        fitting, rest = _with_lines(fitting, rest, forced, costs, room,
-                                    StableRng(derive_seed(rng_seed, "near-places")))
+        # a forced fact line takes the place of another fact, not of a filler line: the filler keeps its share
+        fitting, rest = _with_lines(fitting, rest, forced, costs, room, StableRng(derive_seed(rng_seed, "near-places")),
+                                    kept=set(range(len(facts), len(lines))))
     distractor_ids[:] = fitting + rest
     fitted = settle_to_budget(render, meter.count, len(fitting), cell.context_tokens, 0, len(distractor_ids))
     layout, order = arranged(fitted.blocks)
@@ -327,13 +326,14 @@ def _first_fit(lines: list[int], costs: list[int], room: int) -> tuple[list[int]
 
 
 def _with_lines(fitting: list[int], rest: list[int], wanted: list[int], costs: list[int], room: int,
-                rng: StableRng) -> tuple[list[int], list[int]]:
-    """``wanted`` lines all fitted, each at a seeded place, with the last other fitted lines moved to the
-    rest until the costs fit ``room`` again."""
+                rng: StableRng, kept: set[int] = frozenset()) -> tuple[list[int], list[int]]:
+    """``wanted`` lines all fitted, each at a seeded place, with the last other fitted lines (those not in
+    ``kept`` first) moved to the rest until the costs fit ``room`` again."""
     fitting = [i for i in fitting if i not in wanted]
     rest = [i for i in rest if i not in wanted]
     while wanted and fitting and sum(costs[i] for i in fitting + wanted) > room:
-        rest.insert(0, fitting.pop())
+        last = next((k for k in range(len(fitting) - 1, -1, -1) if fitting[k] not in kept), len(fitting) - 1)
+        rest.insert(0, fitting.pop(last))
     for line in wanted:
         fitting.insert(rng.below(len(fitting) + 1), line)
     return fitting, rest
