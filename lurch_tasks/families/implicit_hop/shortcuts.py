@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ...core.rng import StableRng, derive_seed
 from ...core.shortcuts import Probe, Shortcut
 from .baselines import Asked, asked, fact_patterns, facts_in_order, follow, join_answer
 from .schema import BY_ID, YEAR
@@ -24,6 +25,8 @@ class View:
     lines: tuple[int, ...]  # the fact line of every mention
     facts: dict[tuple[str, str], str]  # (relation, source) -> value
     asked: Asked | None
+    ordered: tuple[tuple[str, str, str], ...]  # (relation, source, value) of every fact line, in context order
+    types: dict[str, str]  # name -> entity type (a name's look tells it: "... Holdings", "... Province")
 
 
 @lru_cache(maxsize=8)
@@ -31,7 +34,8 @@ def view(prompt: str) -> View:
     mentions: list[tuple[str, str]] = []
     lines: list[int] = []
     facts = {}
-    for k, (relation, source, value) in enumerate(facts_in_order(prompt)):
+    ordered = tuple(facts_in_order(prompt))
+    for k, (relation, source, value) in enumerate(ordered):
         spec = BY_ID[relation]
         mentions.append((source, spec.source))
         lines.append(k)
@@ -39,7 +43,8 @@ def view(prompt: str) -> View:
             mentions.append((value, spec.target))
             lines.append(k)
         facts[(relation, source)] = value
-    return View(tuple(mentions), tuple(lines), facts, asked(prompt))
+    types = {name: kind for name, kind in mentions}
+    return View(tuple(mentions), tuple(lines), facts, asked(prompt), ordered, types)
 
 
 @dataclass(frozen=True)
@@ -161,6 +166,120 @@ def _city_share(prompt: str, share: float) -> str:
     return f"FINAL ANSWER: {min(len(v.asked.chains), round(natives * share))}"
 
 
+# Relation-blind walks (issue 27): the question's relations are read only for the entity TYPE each hop arrives
+# at ("the birthplace of" -> a city); the fact lines only for which entities they link, never for which
+# relation a line states. A hop with no other fact of its (source type -> target type) signature from the
+# bridge is then answered without reading the relation, and a walk that lands on the answer says so.
+WALK_CHOICES = ("first", "last", "random", "most_mentioned", "nearest_previous", "most_paths")
+
+
+def _links(v: View, current: str, kind: str) -> list[tuple[int, str]]:
+    """(fact line, entity) of every line whose subject is ``current`` and whose other entity is of type
+    ``kind``: the sentence's direction as a parser of the templates sees it, never its relation. (Links
+    taken either way round were measured weaker, so the audit leaves them out.)"""
+    return [(k, value) for k, (_, source, value) in enumerate(v.ordered) if source == current and
+            v.types.get(value) == kind]
+
+
+def _choose(v: View, links: list[tuple[int, str]], choice: str, previous: int, rng: StableRng) -> tuple[int, str]:
+    if choice == "first":
+        return links[0]
+    if choice == "last":
+        return links[-1]
+    if choice == "random":
+        return links[rng.below(len(links))]
+    if choice == "nearest_previous":  # the line nearest the previous hop's (ties: the earlier)
+        return min(links, key=lambda link: (abs(link[0] - previous), link[0]))
+    counts = Counter(name for name, _ in v.mentions)
+    return max(links, key=lambda link: (counts[link[1]], -link[0]))  # most mentioned; ties: the earlier line
+
+
+def blind_walk(v: View, chain, choice: str, seed: int) -> str | None:
+    """Where a chain lands when every hop takes a fact from the current entity to an entity of the hop's
+    target type, whatever relation the fact states: among several, ``choice`` picks one (those that lead on
+    to the next hop's type first; never back to an entity the walk has passed). None where no fact goes on."""
+    if chain is None:
+        return None
+    current, relations = chain
+    if choice == "most_paths":
+        return _most_paths(v, current, relations)
+    kinds = [BY_ID[relation].target for relation in relations]
+    passed, previous = {current}, next((v.lines[i] for i, (name, _) in enumerate(v.mentions) if name == current), 0)
+    for hop, kind in enumerate(kinds):
+        links = [link for link in _links(v, current, kind) if link[1] not in passed]
+        going_on = [link for link in links if hop + 1 == len(kinds) or _links(v, link[1], kinds[hop + 1])]
+        links = going_on or links
+        if not links:
+            return None
+        previous, current = _choose(v, links, choice, previous, StableRng(derive_seed("implicit-hop-walk", seed, hop)))
+        passed.add(current)
+    return current
+
+
+def _most_paths(v: View, start: str, relations) -> str | None:
+    """The entity the most type-consistent walks from the start arrive at (walks counted hop by hop, each
+    hop any link to the hop's target type; ties: the earliest mentioned). Dead ends drop out on their own."""
+    ways = {start: 1}
+    for relation in relations:
+        arrived: dict[str, int] = {}
+        for entity, count in ways.items():
+            for _, name in _links(v, entity, BY_ID[relation].target):
+                if name != start:
+                    arrived[name] = arrived.get(name, 0) + count
+        ways = arrived
+    if not ways:
+        return None
+    first = {name: i for i, (name, _) in reversed(list(enumerate(v.mentions)))}
+    return max(sorted(ways), key=lambda name: (ways[name], -first.get(name, 0)))
+
+
+def _prompt_seed(prompt: str) -> int:
+    return derive_seed("implicit-hop-shortcut", prompt[-200:])
+
+
+def _relation_blind_walk(prompt: str, choice: str) -> str:
+    """Every chain walked blind to its relations; a list names the ends; a comparison or a count then takes
+    its final step over the ends it reached (the year of each, the city of each), ends it could not reach
+    left out."""
+    v = view(prompt)
+    if v.asked is None:
+        return ""
+    seed = _prompt_seed(prompt)
+    ends = [blind_walk(v, chain, choice, derive_seed(seed, k)) for k, chain in enumerate(v.asked.chains)]
+    if v.asked.join[0] == "list":
+        return "FINAL ANSWER: " + "; ".join(end or "" for end in ends)
+    reached = [end for end in ends if end is not None]
+    answer = join_answer(v.facts, reached, v.asked.join) if reached else None
+    return "" if answer is None else f"FINAL ANSWER: {answer}"
+
+
+def nearest_last_relation(v: View, chain) -> str | None:
+    """Dispersion's tell: the value of the line stating the chain's last relation that stands nearest the line
+    of the start's first hop (other than the start's own lines; ties: the earlier line). A chain of one hop
+    is the lookup itself: None."""
+    if chain is None or len(chain[1]) < 2:
+        return None
+    start, relations = chain
+    anchor = next((k for k, (r, source, _) in enumerate(v.ordered) if r == relations[0] and source == start), None)
+    found = [(k, value) for k, (r, source, value) in enumerate(v.ordered) if r == relations[-1] and source != start]
+    if anchor is None or not found:
+        return None
+    return min(found, key=lambda item: (abs(item[0] - anchor), item[0]))[1]
+
+
+def _nearest_last_relation(prompt: str, _: object) -> str:
+    """Every chain answered by :func:`nearest_last_relation`, then the join (a joined question abstains as a
+    whole where a chain does)."""
+    v = view(prompt)
+    if v.asked is None:
+        return ""
+    ends = [nearest_last_relation(v, chain) for chain in v.asked.chains]
+    if v.asked.join[0] == "list":
+        return "FINAL ANSWER: " + "; ".join(end or "" for end in ends)
+    answer = join_answer(v.facts, ends, v.asked.join)
+    return "" if answer is None else f"FINAL ANSWER: {answer}"
+
+
 SHORTCUTS = (
     Shortcut("first_candidate", "position", "the first-mentioned entity of the answer's type",
              _per_target(_first)),
@@ -182,6 +301,11 @@ SHORTCUTS = (
              variants=tuple(range(9))),
     Shortcut("city_population", "family", "count: how many people in the context the relation leads to the city, "
              "times a share", _city_share, variants=(0.25, 0.5, 1.0)),
+    Shortcut("relation_blind_walk", "family", "follow every chain by entity type only (each hop: a fact from the "
+             "current entity to one of the hop's target type, whatever its relation; the first / last / a seeded / "
+             "the most mentioned of several), then the join", _relation_blind_walk, variants=WALK_CHOICES),
+    Shortcut("nearest_last_relation", "family", "the value of the last relation's line nearest the start's "
+             "first-hop line (the chain's middle skipped), then the join", _nearest_last_relation),
 )
 def _per_line(feature):
     """A probe over the context's fact lines; gold = a required fact (an evidence span)."""
