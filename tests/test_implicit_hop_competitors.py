@@ -121,6 +121,13 @@ def test_competitor_lines_sit_where_the_evidence_is():
         inside = sum(min(at) < k < max(at) for k in competitors)
         if row["difficulty"]["dispersion_target"] >= 0.5:  # where no same-cost line is left: next to the window
             assert inside >= 0.9 * len(competitors), (index, inside, len(competitors))
-        elif row["difficulty"]["dispersion_target"] == 0.0:  # a start's own line may move before the evidence
-            far = [k for k in competitors if not min(at) - 24 <= k <= max(at) + 24]
-            assert len(far) <= row["difficulty"]["branches"], (index, competitors, at)
+        elif row["difficulty"]["dispersion_target"] == 0.0:  # around the evidence block, far nearer than the rest
+            first, last = min(at), max(at)
+            rest = [k for k in range(len(lines)) if k not in at and k not in competitors]
+            mean_gap = sum(_gap(k, first, last) for k in competitors) / len(competitors)
+            assert mean_gap < 0.5 * sum(_gap(k, first, last) for k in rest) / len(rest), (index, competitors, at)
+
+
+def _gap(k: int, first: int, last: int) -> int:
+    """Lines between line ``k`` and the evidence block ``first .. last`` (0 inside it)."""
+    return max(first - k, k - last, 0)

@@ -20,7 +20,7 @@ from ...core.instance import Instance, instance_id
 from ...core.names import one_edit
 from ...core.rng import StableRng, canonical_json, derive_seed
 from ...core.tokens import reference_counter
-from .competitors import competitor_counts, competitor_keys, decoy_facts
+from .competitors import competitor_counts, competitor_keys, decoy_facts, paths
 from .config import FACT_TOKENS_ESTIMATE, Cell, ImplicitHopConfig, shape
 from .filler import filler_lines
 from .kb import Fact, KnowledgeBase, build_kb, facts_per_person, render_fact
@@ -168,14 +168,19 @@ def starts_first(order: list[int], evidence: int, start_lines: list[list[int]], 
     return order
 
 
+def required_keys(question: Question) -> list[tuple[str, int]]:
+    """(relation, subject) of every required fact, the joins' own lookups included."""
+    return [key for relations, subjects in paths(question) for key in zip(relations, subjects, strict=True)]
+
+
 def gold_like(order: list[int], evidence: int, decoys: set[int], costs: list[int], reference: list[int],
               rng: StableRng) -> list[int]:
-    """The line order with the competitor lines (``decoys``) where the evidence lines are: each one outside the
-    evidence window trades places with a seeded other distractor inside it of the same token costs (so the
-    dispersion and the prompt's tokens stay as they were); where none is left (a narrow window, dispersion
-    0), it moves next to the window, before or after it (seeded). A walk that takes the candidate nearest the
-    chain's previous line then meets a competitor as near as the gold fact. Lines ``0 .. evidence - 1`` are the
-    evidence."""
+    """The line order with the ``decoys`` (competitor lines, and lines of the question's relations about other
+    subjects) where the evidence lines are: each one outside the evidence window trades places with a seeded
+    other distractor inside it of the same token costs (so the dispersion and the prompt's tokens stay as
+    they were); where none is left (a narrow window, dispersion 0), it moves next to the window, before or
+    after it (seeded). A walk that takes the candidate nearest the chain's previous line then meets a
+    competitor as near as the gold fact. Lines ``0 .. evidence - 1`` are the evidence."""
     order = list(order)
     at = [k for k, line in enumerate(order) if line < evidence]
     first, last = min(at), max(at)
@@ -270,6 +275,10 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
     reference = costs if meter.reads_reference else joined_costs(lines, reference_counter(), LINE_SEPARATOR)
     evidence_ids = list(range(len(required)))
     decoy_ids = list(range(len(required), len(required) + len(decoys)))
+    # Lines stating one of the question's relations about other subjects go where the evidence is too: the
+    # line of the chain's last relation nearest its first is then as often another one as the gold one.
+    asked_relations = {relation for key in required_keys(question_drawn) for relation in key[:1]}
+    alike = set(decoy_ids) | {i for i in range(len(required), len(facts)) if facts[i].relation in asked_relations}
     question = question_text(kb, question_drawn, config.question_style)
     layout_seed = derive_seed(rng_seed, "layout")
     # The cell's samples take the strata of the evidence window's start in a seeded rotation, so a cell's
@@ -284,7 +293,7 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
         chosen = distractor_ids[:n]
         layout = disperse([reference[i] for i in chosen], len(evidence_ids), cell.dispersion, StableRng(layout_seed),
                           stratum)
-        order = gold_like(layout.order(evidence_ids, chosen), len(evidence_ids), set(decoy_ids), costs, reference,
+        order = gold_like(layout.order(evidence_ids, chosen), len(evidence_ids), alike, costs, reference,
                           StableRng(derive_seed(layout_seed, "decoys")))
         return layout, starts_first(order, len(evidence_ids), [start_lines[b.start] for b in branches],
                                     StableRng(derive_seed(layout_seed, "starts")))
