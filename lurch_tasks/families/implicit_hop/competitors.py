@@ -67,6 +67,21 @@ def decoy_facts(kb: KnowledgeBase, question: Question, level: int, rng: StableRn
     return list(out.values())
 
 
+def neighbour_keys(kb: KnowledgeBase, question: Question, decoys: list[Fact]) -> set[tuple[str, int]]:
+    """Keys of the facts a competitor's value has for the signature of the chain's next hop (all four
+    relations of it), where the chain goes on: in the context before other distractors where they fit, so a
+    competitor's value is about as connected, one step on, as the gold bridge beside it (whose next hop and
+    its competitors are always there)."""
+    following: dict[tuple[str, int], tuple[str, ...]] = {}
+    for relations, subjects in paths(question):
+        for hop in range(len(relations) - 1):
+            nxt = relations[hop + 1]
+            for other in same_signature(relations[hop]):
+                following[(other, subjects[hop])] = (nxt, *same_signature(nxt))
+    return {(step, fact.target) for fact in decoys for step in following.get(fact.key(), ())
+            if (step, fact.target) in kb.by_key}
+
+
 def competitor_keys(question: Question) -> set[tuple[str, int]]:
     """Keys of every same-signature competitor of every hop (all of them, whatever the level)."""
     return {(other, subject) for relation, subject in hops(question) for other in same_signature(relation)}
