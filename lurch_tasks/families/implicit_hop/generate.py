@@ -20,7 +20,7 @@ from ...core.instance import Instance, instance_id
 from ...core.names import one_edit
 from ...core.rng import StableRng, canonical_json, derive_seed
 from ...core.tokens import reference_counter
-from .competitors import competitor_counts, competitor_keys, decoy_facts, neighbour_keys, paths
+from .competitors import competitor_counts, competitor_keys, decoy_facts, neighbour_keys, paths, same_signature
 from .config import FACT_TOKENS_ESTIMATE, Cell, ImplicitHopConfig, shape
 from .filler import filler_lines
 from .kb import Fact, KnowledgeBase, build_kb, facts_per_person, render_fact
@@ -263,6 +263,11 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
     left_out = {f.key() for f in decoys} | competitor_keys(question_drawn)  # the competitors not drawn stay out
     pool = distractor_pool(kb, required, question_drawn, config.distractors, left_out)
     neighbours = neighbour_keys(kb, question_drawn, decoys)
+    join = question_drawn.join
+    if join.kind == "count":  # every native of the named city (by any city relation) fits first: how many the
+        # context holds then says nothing about how many of the ends are
+        neighbours |= {(r, x) for r in (join.relation, *same_signature(join.relation))
+                       for x in kb.sources(r, join.target)}
     pool = [f for f in pool if f.key() in neighbours] + [f for f in pool if f.key() not in neighbours]
     facts = required + decoys + pool
     lines = [render_fact(kb, fact) for fact in facts]
