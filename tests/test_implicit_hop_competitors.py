@@ -131,3 +131,25 @@ def test_competitor_lines_sit_where_the_evidence_is():
 def _gap(k: int, first: int, last: int) -> int:
     """Lines between line ``k`` and the evidence block ``first .. last`` (0 inside it)."""
     return max(first - k, k - last, 0)
+
+
+def test_a_competitors_value_is_as_connected_one_step_on_as_the_bridge():
+    """Where a chain goes on, the bridge's facts for the next hop's signature are all in the context (the
+    gold one and its competitors); a competitor's value has about as many, so counting type-consistent paths
+    does not single the bridge out (without this, a value held about a third of them at 4k tokens)."""
+    task = resolve_task("implicit_hop_dispersion", {"num_samples": 1})
+    bridge, decoy = [], []
+    for index in range(task.config.size()):
+        row = generate_row(task, index)
+        facts = facts_of(row["prompt"])
+        for branch in json.loads(row["params"])["branches"]:
+            subjects = [branch["start"], *branch["bridges"]]
+            for hop in range(len(branch["relations"]) - 1):
+                relation, following = branch["relations"][hop], branch["relations"][hop + 1]
+                signature = [following, *others(following)]
+                bridge.append(sum((r, subjects[hop + 1]) in facts for r in signature))
+                for other in others(relation):
+                    value = facts.get((other, subjects[hop]))
+                    decoy.append(sum((r, value) in facts for r in signature))
+    assert min(bridge) == len(others(relation)) + 1
+    assert sum(decoy) / len(decoy) >= 0.9 * sum(bridge) / len(bridge), (sum(decoy) / len(decoy))

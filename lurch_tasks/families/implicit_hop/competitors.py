@@ -9,10 +9,10 @@ which relation a line states is right on a hop one time in ``competitors_per_hop
 (the relation-blind ablation). The compared year of a comparison has no competitor: each entity type has a
 single year relation, named by the question.
 
-Competitors are not continued: a competitor's value has its own facts only as any other entity does, while
-the gold bridge has its next hop's facts (and their competitors) in the context, so a walk that looks one
-step ahead for the better-connected candidate is not stopped here (continuing every competitor would cost
-``competitors_per_hop * (competitors_per_hop + 1)`` more lines per hop, more than a 1k context holds).
+A competitor's value gets its facts for the chain's next hop (all four relations of that signature) first
+among the distractors (``neighbour_keys``), so it is about as connected one step on as the gold bridge, whose
+next hop and competitors are always there; further on, the gold chain stays the better-covered path where the
+knowledge base is larger than the context (forcing whole decoy trees would cost more lines than 1k holds).
 """
 
 from __future__ import annotations
