@@ -67,19 +67,25 @@ def decoy_facts(kb: KnowledgeBase, question: Question, level: int, rng: StableRn
     return list(out.values())
 
 
-def neighbour_keys(kb: KnowledgeBase, question: Question, decoys: list[Fact]) -> set[tuple[str, int]]:
+def neighbour_keys(kb: KnowledgeBase, question: Question, decoys: list[Fact]) -> dict[tuple[str, int], int]:
     """Keys of the facts a competitor's value has for the signature of the chain's next hop (all four
-    relations of it), where the chain goes on: in the context before other distractors where they fit, so a
-    competitor's value is about as connected, one step on, as the gold bridge beside it (whose next hop and
-    its competitors are always there)."""
+    relations of it), where the chain goes on, each with its rank: 0 for the chain's own next relation, 1 for
+    the others. They go in the context before other distractors where they fit, so a competitor's value is
+    about as connected, one step on, as the gold bridge beside it (whose next hop and its competitors are
+    always there); where only some fit (1k-2k tokens), the next relation's lines come first, so the chain's
+    relations are stated about other subjects as well as about the bridges."""
     following: dict[tuple[str, int], tuple[str, ...]] = {}
     for relations, subjects in paths(question):
         for hop in range(len(relations) - 1):
             nxt = relations[hop + 1]
             for other in same_signature(relations[hop]):
                 following[(other, subjects[hop])] = (nxt, *same_signature(nxt))
-    return {(step, fact.target) for fact in decoys for step in following.get(fact.key(), ())
-            if (step, fact.target) in kb.by_key}
+    out: dict[tuple[str, int], int] = {}
+    for fact in decoys:
+        for rank, step in enumerate(following.get(fact.key(), ())):
+            if (step, fact.target) in kb.by_key:
+                out[(step, fact.target)] = min(out.get((step, fact.target), 1), min(rank, 1))
+    return out
 
 
 def competitor_keys(question: Question) -> set[tuple[str, int]]:

@@ -266,9 +266,9 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
     join = question_drawn.join
     if join.kind == "count":  # every native of the named city (by any city relation) fits first: how many the
         # context holds then says nothing about how many of the ends are
-        neighbours |= {(r, x) for r in (join.relation, *same_signature(join.relation))
-                       for x in kb.sources(r, join.target)}
-    pool = [f for f in pool if f.key() in neighbours] + [f for f in pool if f.key() not in neighbours]
+        neighbours.update({(r, x): 0 for r in (join.relation, *same_signature(join.relation))
+                           for x in kb.sources(r, join.target)})
+    pool = sorted(pool, key=lambda f: neighbours.get(f.key(), 2))  # stable: the seeded order within a rank
     facts = required + decoys + pool
     lines = [render_fact(kb, fact) for fact in facts]
     distractor_ids = list(range(len(required), len(lines)))
