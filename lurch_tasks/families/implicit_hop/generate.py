@@ -174,7 +174,7 @@ def required_keys(question: Question) -> list[tuple[str, int]]:
 
 
 def gold_like(order: list[int], evidence: int, decoys: set[int], costs: list[int], reference: list[int],
-              rng: StableRng) -> list[int]:
+              rng: StableRng, primary: frozenset[int] = frozenset()) -> list[int]:
     """The line order with the ``decoys`` (competitor lines, and lines of the question's relations about other
     subjects) where the evidence lines are: each one outside the evidence window trades places with a seeded
     other distractor inside it of the same token costs (so the dispersion and the prompt's tokens stay as
@@ -188,7 +188,10 @@ def gold_like(order: list[int], evidence: int, decoys: set[int], costs: list[int
     for k in range(first + 1, last):
         if order[k] >= evidence and order[k] not in decoys:
             inside.setdefault((costs[order[k]], reference[order[k]]), []).append(k)
-    outside = rng.shuffled([k for k, line in enumerate(order) if line in decoys and not first < k < last])
+    # the competitors take the window's free slots first, the other lines of the question's relations after them
+    outside = [k for k, line in enumerate(order) if line in decoys and not first < k < last]
+    outside = (rng.shuffled([k for k in outside if order[k] in primary])
+               + rng.shuffled([k for k in outside if order[k] not in primary]))
     unplaced = []
     for k in outside:
         slots = inside.get((costs[order[k]], reference[order[k]]))
@@ -301,7 +304,7 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
         layout = disperse([reference[i] for i in chosen], len(evidence_ids), cell.dispersion, StableRng(layout_seed),
                           stratum)
         order = gold_like(layout.order(evidence_ids, chosen), len(evidence_ids), alike, costs, reference,
-                          StableRng(derive_seed(layout_seed, "decoys")))
+                          StableRng(derive_seed(layout_seed, "decoys")), frozenset(decoy_ids))
         return layout, starts_first(order, len(evidence_ids), [start_lines[b.start] for b in branches],
                                     StableRng(derive_seed(layout_seed, "starts")))
 
