@@ -93,10 +93,14 @@ register_family(
         max_gen_toks=max_gen_toks,
         token_target=token_target,
         knob_properties=(
-            ("depths", "`depth` (requested) and `reasoning_depth` (achieved, equal)."),
-            ("facts", "`facts` and `evidence_scope`."),
+            ("depths", "`depth` (requested) and `reasoning_depth` (achieved, equal); also `questions` and "
+                       "`branches` (a list of 8 facts: 8 questions at depth 1, 1 at depth 8) and `competitor_lines`."),
+            ("facts", "`facts` and `evidence_scope`; also `questions` / `branches` and `competitor_lines`."),
             ("dispersions", "`dispersion_target` and `evidence_dispersion` (within 0.02)."),
-            ("context_tokens", "`context_tokens`, `num_facts`."),
+            ("context_tokens", "`context_tokens`, `num_facts`; `evidence_scope` too (a ratio to length: the "
+                               "facts are held, not the scope)."),
+            ("competitors_per_hop", "`competitors_per_hop`: exact on every hop of every row, flat across every "
+                                    "other knob; `competitor_lines`."),
             ("join", "`params.join` (kind, relation, answer); `answer_format` entity_set, entity or integer."),
         ),
     )
