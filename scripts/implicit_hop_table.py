@@ -3,8 +3,10 @@
     python scripts/implicit_hop_table.py [--config implicit_hop_depth ...] [--samples N]
 
 Per slice and level of its varied axis: depth (requested, achieved), dispersion (target, mean and max
-error), evidence scope (mean), and across the whole slice the relative spread of the scope among rows that
-share a fact count and length (it must stay within 10%), and how far the fixed axes moved (they must not).
+error), evidence scope (mean), questions per prompt, same-signature competitors per hop (min-max over the
+rows) and competitor lines (mean), and across the whole slice the relative spread of the scope among rows
+that share a fact count and length (it must stay within 10%), how far the fixed axes moved (they must not),
+and which other recorded quantities move with the varied axis (questions per prompt, evidence scope).
 """
 
 from __future__ import annotations
@@ -29,8 +31,9 @@ def rows_of(name: str, samples: int | None) -> list[dict]:
 def describe(name: str, rows: list[dict]) -> list[str]:
     varied = [axis for axis, field in AXES if len({r[field] for r in rows}) > 1]
     out = [f"## {name}: {len(rows)} rows, varied: {', '.join(varied) or 'none'}", "",
-           "| level | rows | depth req / got | dispersion target | mean err | max err | scope mean |",
-           "|---|---:|---|---:|---:|---:|---:|"]
+           "| level | rows | depth req / got | dispersion target | mean err | max err | scope mean | questions | "
+           "competitors / hop | competitor lines |",
+           "|---|---:|---|---:|---:|---:|---:|---|---|---:|"]
     key_field = dict(AXES)[varied[0]] if len(varied) == 1 else None
     groups: dict[object, list[dict]] = defaultdict(list)
     for row in rows:
@@ -42,7 +45,9 @@ def describe(name: str, rows: list[dict]) -> list[str]:
         out.append(f"| {level} | {len(group)} | {', '.join(f'{a}/{b}' for a, b in depths)} | "
                    f"{', '.join(sorted({str(r['dispersion_target']) for r in group}))} | "
                    f"{statistics.mean(errors):.4f} | {max(errors):.4f} | "
-                   f"{statistics.mean(r['evidence_scope'] for r in group):.4f} |")
+                   f"{statistics.mean(r['evidence_scope'] for r in group):.4f} | {_span(group, 'questions')} | "
+                   f"{_span(group, 'competitors_per_hop')} | "
+                   f"{statistics.mean(r['competitor_lines'] for r in group):.1f} |")
     spreads = []
     by_scope_key: dict[tuple, list[float]] = defaultdict(list)
     for row in rows:
@@ -54,8 +59,19 @@ def describe(name: str, rows: list[dict]) -> list[str]:
     out += ["", f"scope spread at a fixed fact count and length: at most {max(spreads):.1%}; fixed axes "
             f"({', '.join(fixed)}) take one value each: "
             f"{all(len({r[dict(AXES)[a]] for r in rows}) == 1 for a in fixed)}; depth exact on every row: "
-            f"{all(r['depth'] == r['reasoning_depth'] for r in rows)}", ""]
+            f"{all(r['depth'] == r['reasoning_depth'] for r in rows)}"]
+    scopes = [statistics.mean(r["evidence_scope"] for r in group) for group in groups.values()]
+    out += [f"moving with the varied axis: questions per prompt {_span(rows, 'questions')}; evidence scope "
+            f"{min(scopes):.4f}-{max(scopes):.4f} (x{max(scopes) / min(scopes):.1f} across levels); competitors per "
+            f"hop {_span(rows, 'competitors_per_hop')} (flat: {len({r['competitors_per_hop'] for r in rows}) == 1})",
+            ""]
     return out
+
+
+def _span(rows: list[dict], field: str) -> str:
+    """``a`` when every row has one value, else ``min-max``."""
+    values = [r[field] for r in rows]
+    return str(min(values)) if min(values) == max(values) else f"{min(values)}-{max(values)}"
 
 
 def main() -> int:

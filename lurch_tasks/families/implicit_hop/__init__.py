@@ -11,7 +11,7 @@ from .audit import audit
 from .baselines import guess, solve
 from .config import ImplicitHopConfig
 from .generate import COMPARED_KNOBS, FAMILY, VERSION, VOCABULARY, generate
-from .shortcuts import PROBES, SHORTCUTS
+from .shortcuts import LEARNED_PROBE, PROBES, SHORTCUTS
 
 CITATION = """@article{lurch2025,
   title   = {LURCH: evidence scope, evidence dispersion and reasoning depth in long-context question answering},
@@ -89,13 +89,18 @@ register_family(
             "founder of ...'), so the bridge entities must be found. Depth, required facts (scope), dispersion "
             "and length are knobs, each verified on the instance."
         ),
-        compared_knobs=COMPARED_KNOBS, shortcuts=SHORTCUTS, probes=PROBES, max_gen_toks=max_gen_toks,
+        compared_knobs=COMPARED_KNOBS, shortcuts=SHORTCUTS, probes=PROBES, learned_probe=LEARNED_PROBE,
+        max_gen_toks=max_gen_toks,
         token_target=token_target,
         knob_properties=(
-            ("depths", "`depth` (requested) and `reasoning_depth` (achieved, equal)."),
-            ("facts", "`facts` and `evidence_scope`."),
+            ("depths", "`depth` (requested) and `reasoning_depth` (achieved, equal); also `questions` and "
+                       "`branches` (a list of 8 facts: 8 questions at depth 1, 1 at depth 8) and `competitor_lines`."),
+            ("facts", "`facts` and `evidence_scope`; also `questions` / `branches` and `competitor_lines`."),
             ("dispersions", "`dispersion_target` and `evidence_dispersion` (within 0.02)."),
-            ("context_tokens", "`context_tokens`, `num_facts`."),
+            ("context_tokens", "`context_tokens`, `num_facts`; `evidence_scope` too (a ratio to length: the "
+                               "facts are held, not the scope)."),
+            ("competitors_per_hop", "`competitors_per_hop`: exact on every hop of every row, flat across every "
+                                    "other knob; `competitor_lines`."),
             ("join", "`params.join` (kind, relation, answer); `answer_format` entity_set, entity or integer."),
         ),
     )

@@ -1,11 +1,13 @@
 """Row audits for ImplicitHop (``lurch validate``): the solver's answer is the gold, every axis is met on the
-instance, no bridge is named in the question, and every evidence span is exactly one required fact."""
+instance, no bridge is named in the question, every evidence span is exactly one required fact, and every hop has
+exactly ``competitors_per_hop`` same-signature competitors in the context."""
 
 from __future__ import annotations
 
 import json
 
-from .baselines import parse_fact, solve
+from .baselines import facts_of, parse_fact, solve
+from .competitors import same_signature
 from .generate import DISPERSION_TOLERANCE
 from .prompt import render_prompt
 
@@ -40,6 +42,15 @@ def audit(row: dict) -> list[str]:
             seen.add((parsed[0], parsed[1]))
     if seen != required:
         problems.append(f"{len(required - seen)} required facts have no evidence span")
+    level = params["config"].get("competitors_per_hop", 0)
+    present = facts_of(row["prompt"])
+    for relation, subject in sorted(required):
+        if same_signature(relation):
+            found = sum((other, subject) in present for other in same_signature(relation))
+            if found != level:
+                problems.append(f"the hop {relation} of {subject!r} has {found} same-signature competitors in the "
+                                f"context, not {level}")
+                break
     if len(row["evidence"]) != difficulty["facts"]:
         problems.append(f"{len(row['evidence'])} evidence spans for {difficulty['facts']} required facts")
     return problems

@@ -15,6 +15,7 @@ from ...core.config import (
     require_number,
 )
 from ...core.tokens import REFERENCE_TOKENIZER
+from .competitors import MAX_COMPETITORS
 
 MAX_DEPTH = 8
 MAX_FACTS = 32
@@ -49,6 +50,12 @@ def shape(join: str, depth: int, facts: int) -> tuple[int, ...]:
     return branch_lengths(depth, facts) if join == "list" else branch_lengths(depth - 1, facts) if depth > 1 else ()
 
 
+def decoy_lines(join: str, depth: int, facts: int, competitors: int) -> int:
+    """At most how many competitor lines a question of this shape adds (``competitors.decoy_facts``): its
+    competitors on every hop."""
+    return competitors * sum(hops for hops in shape(join, depth, facts))
+
+
 def shape_fits(join: str, depth: int, facts: int) -> bool:
     """A join needs two branches or more; a comparison also needs a lookup before the year on every branch
     (an end named in the question would leave only the named entities to choose from)."""
@@ -75,6 +82,10 @@ class ImplicitHopConfig:
     entity set), ``compare`` (which end was born or founded earliest / latest: an entity) or ``count`` (how
     many ends were born in / live in a named city: an integer). ``filler`` (0-0.9, default 0): the share of
     the distractor lines that are neutral sentences about nothing in the knowledge base, not facts.
+    ``competitors_per_hop`` (0-3, default 3): how many of the subject's facts for the other relations of a
+    hop's signature are in the context, exactly, on every hop (``competitors``): a walk that follows entity types
+    without reading relations is right on a hop 1 time in ``competitors_per_hop + 1``; 0 removes them all (an
+    ablation a relation-blind walk solves, never a default).
     """
 
     depths: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7, 8)
@@ -86,6 +97,7 @@ class ImplicitHopConfig:
     question_style: str = "nested"
     join: str = "list"
     filler: float = 0.0
+    competitors_per_hop: int = MAX_COMPETITORS
     num_samples: int = 8  # rows per cell: the shortcut audit needs a few dozen rows per slice to be stable
     tokenizer: str = REFERENCE_TOKENIZER
     chat_template: bool = False
@@ -111,6 +123,7 @@ class ImplicitHopConfig:
         require_choice("question_style", self.question_style, QUESTION_STYLES)
         require_choice("join", self.join, JOINS)
         require_number("filler", self.filler, 0.0, MAX_FILLER)
+        require_int_range("competitors_per_hop", self.competitors_per_hop, 0, MAX_COMPETITORS)
         if self.distractors == "near_miss":
             require(self.join == "list", "join", self.join, "list with distractors near_miss")
         require_int_range("num_samples", self.num_samples, 1, 1_000_000)
@@ -123,7 +136,9 @@ class ImplicitHopConfig:
                               f"for count), and room for the facts (~{FACT_TOKENS_ESTIMATE} tokens each)")
 
     def fits(self, depth: int, facts: int, dispersion: float, context_tokens: int) -> bool:
-        needed = FRAME_TOKENS_ESTIMATE + 3 * facts * FACT_TOKENS_ESTIMATE  # the facts, and distractors around
+        # the facts, distractors around them, and the competitor lines
+        lines = 3 * facts + decoy_lines(self.join, depth, facts, self.competitors_per_hop)
+        needed = FRAME_TOKENS_ESTIMATE + lines * FACT_TOKENS_ESTIMATE
         return (depth <= facts and shape_fits(self.join, depth, facts) and (facts > 1 or dispersion == 0.0)
                 and needed <= context_tokens)
 

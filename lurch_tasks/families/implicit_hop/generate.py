@@ -20,6 +20,7 @@ from ...core.instance import Instance, instance_id
 from ...core.names import one_edit
 from ...core.rng import StableRng, canonical_json, derive_seed
 from ...core.tokens import reference_counter
+from .competitors import competitor_counts, competitor_keys, decoy_facts, neighbour_keys, paths, same_signature
 from .config import FACT_TOKENS_ESTIMATE, Cell, ImplicitHopConfig, shape
 from .filler import filler_lines
 from .kb import Fact, KnowledgeBase, build_kb, facts_per_person, render_fact
@@ -39,7 +40,7 @@ from .questions import (
 from .schema import BY_ID, COMPARE_RELATIONS, COUNT_RELATIONS, PLURALS, YEAR
 
 FAMILY = "implicit_hop"
-VERSION = "0.1.0"
+VERSION = "0.2.0"
 VOCABULARY = ("english_words.txt", "last_names.txt", "first_names.txt", "cities.txt")  # names avoid these
 COMPARED_KNOBS = ("evidence_order", "question_style")
 LINE_SEPARATOR = "\n"
@@ -167,6 +168,45 @@ def starts_first(order: list[int], evidence: int, start_lines: list[list[int]], 
     return order
 
 
+def required_keys(question: Question) -> list[tuple[str, int]]:
+    """(relation, subject) of every required fact, the joins' own lookups included."""
+    return [key for relations, subjects in paths(question) for key in zip(relations, subjects, strict=True)]
+
+
+def gold_like(order: list[int], evidence: int, decoys: set[int], costs: list[int], reference: list[int],
+              rng: StableRng, primary: frozenset[int] = frozenset()) -> list[int]:
+    """The line order with the ``decoys`` (competitor lines, and lines of the question's relations about other
+    subjects) where the evidence lines are: each one outside the evidence window trades places with a seeded
+    other distractor inside it of the same token costs (so the dispersion and the prompt's tokens stay as
+    they were); where none is left (a narrow window, dispersion 0), it moves next to the window, before or
+    after it (seeded). A walk that takes the candidate nearest the chain's previous line then meets a
+    competitor as near as the gold fact. Lines ``0 .. evidence - 1`` are the evidence."""
+    order = list(order)
+    at = [k for k, line in enumerate(order) if line < evidence]
+    first, last = min(at), max(at)
+    inside: dict[tuple[int, int], list[int]] = {}
+    for k in range(first + 1, last):
+        if order[k] >= evidence and order[k] not in decoys:
+            inside.setdefault((costs[order[k]], reference[order[k]]), []).append(k)
+    # the competitors take the window's free slots first, the other lines of the question's relations after them
+    outside = [k for k, line in enumerate(order) if line in decoys and not first < k < last]
+    outside = (rng.shuffled([k for k in outside if order[k] in primary])
+               + rng.shuffled([k for k in outside if order[k] not in primary]))
+    unplaced = []
+    for k in outside:
+        slots = inside.get((costs[order[k]], reference[order[k]]))
+        if slots:
+            slot = slots.pop(rng.below(len(slots)))
+            order[k], order[slot] = order[slot], order[k]
+        else:
+            unplaced.append(order[k])
+    for line in unplaced:  # next to the window: outside it, so the tokens inside do not change
+        order.remove(line)
+        at = [k for k, other in enumerate(order) if other < evidence]
+        order.insert(min(at) if rng.below(2) else max(at) + 1, line)
+    return order
+
+
 def with_near_misses(kb: KnowledgeBase, branches: list[Branch],
                      rng: StableRng) -> tuple[KnowledgeBase, list[Fact], list[dict]]:
     """The knowledge base with a near miss of every bridge: an entity of the same type named one letter away,
@@ -193,10 +233,11 @@ def with_near_misses(kb: KnowledgeBase, branches: list[Branch],
     return extended, added, records
 
 
-def distractor_pool(kb: KnowledgeBase, required: list[Fact], question: Question, mode: str) -> list[Fact]:
-    """Every other fact of the knowledge base (in its seeded order); ``unrelated`` keeps only relation types
-    the question does not use."""
-    needed = {fact.key() for fact in required}
+def distractor_pool(kb: KnowledgeBase, required: list[Fact], question: Question, mode: str,
+                    left_out: set[tuple[str, int]]) -> list[Fact]:
+    """Every other fact of the knowledge base (in its seeded order) but the ``left_out`` keys; ``unrelated``
+    keeps only relation types the question does not use."""
+    needed = {fact.key() for fact in required} | left_out
     used = {relation for branch in question.branches for relation in branch.relations} | {question.join.relation}
     # Years are in the context only where a comparison asks for them: elsewhere they would be lines no
     # required fact ever looks like.
@@ -219,8 +260,19 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
     near_misses: list[dict] = []
     if config.distractors == "near_miss":
         kb, near_facts, near_misses = with_near_misses(kb, branches, StableRng(derive_seed(rng_seed, "near")))
-    pool = distractor_pool(kb, required, question_drawn, config.distractors)
-    facts = required + pool
+    # The drawn competitors of every hop go in whole; the level is exact, so the others may not come in with
+    # the rest of the pool.
+    decoys = decoy_facts(kb, question_drawn, config.competitors_per_hop, StableRng(derive_seed(rng_seed, "decoys")))
+    left_out = {f.key() for f in decoys} | competitor_keys(question_drawn)  # the competitors not drawn stay out
+    pool = distractor_pool(kb, required, question_drawn, config.distractors, left_out)
+    neighbours = neighbour_keys(kb, question_drawn, decoys)
+    join = question_drawn.join
+    if join.kind == "count":  # every native of the named city (by any city relation) fits first: how many the
+        # context holds then says nothing about how many of the ends are
+        neighbours.update({(r, x): 0 for r in (join.relation, *same_signature(join.relation))
+                           for x in kb.sources(r, join.target)})
+    pool = sorted(pool, key=lambda f: neighbours.get(f.key(), 2))  # stable: the seeded order within a rank
+    facts = required + decoys + pool
     lines = [render_fact(kb, fact) for fact in facts]
     distractor_ids = list(range(len(required), len(lines)))
     if config.filler:  # neutral sentences take their share of the distractor lines, spread by a seeded shuffle
@@ -232,6 +284,11 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
     costs = joined_costs(lines, meter.counter, LINE_SEPARATOR)
     reference = costs if meter.reads_reference else joined_costs(lines, reference_counter(), LINE_SEPARATOR)
     evidence_ids = list(range(len(required)))
+    decoy_ids = list(range(len(required), len(required) + len(decoys)))
+    # Lines stating one of the question's relations about other subjects go where the evidence is too: the
+    # line of the chain's last relation nearest its first is then as often another one as the gold one.
+    asked_relations = {relation for key in required_keys(question_drawn) for relation in key[:1]}
+    alike = set(decoy_ids) | {i for i in range(len(required), len(facts)) if facts[i].relation in asked_relations}
     question = question_text(kb, question_drawn, config.question_style)
     layout_seed = derive_seed(rng_seed, "layout")
     # The cell's samples take the strata of the evidence window's start in a seeded rotation, so a cell's
@@ -246,7 +303,8 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
         chosen = distractor_ids[:n]
         layout = disperse([reference[i] for i in chosen], len(evidence_ids), cell.dispersion, StableRng(layout_seed),
                           stratum)
-        order = layout.order(evidence_ids, chosen)
+        order = gold_like(layout.order(evidence_ids, chosen), len(evidence_ids), alike, costs, reference,
+                          StableRng(derive_seed(layout_seed, "decoys")), frozenset(decoy_ids))
         return layout, starts_first(order, len(evidence_ids), [start_lines[b.start] for b in branches],
                                     StableRng(derive_seed(layout_seed, "starts")))
 
@@ -258,16 +316,19 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
     fitting, rest = _first_fit(distractor_ids, costs, room)
     _close_the_gap(fitting, rest, costs, room - sum(costs[i] for i in fitting),
                    max(cell.context_tokens // 100, 16) // 2)
-    if near_misses:  # every near miss is in the prompt, each at a seeded place among the other distractors
-        near_keys = {f.key() for f in near_facts}
-        near_lines = [i for i in distractor_ids if i < len(facts) and facts[i].key() in near_keys]
-        fitting, rest = _with_lines(fitting, rest, near_lines, costs, room,
-                                    StableRng(derive_seed(rng_seed, "near-places")))
+    # Every near miss and every competitor line is in the prompt, each at a seeded place among the other
+    # distractors (``gold_like`` then moves the competitor lines where the evidence lines are).
+    near_keys = {f.key() for f in near_facts} if near_misses else set()
+    forced = [i for i in distractor_ids if i < len(facts) and (facts[i].key() in near_keys or i in decoy_ids)]
+    if forced:
+        # a forced fact line takes the place of another fact, not of a filler line: the filler keeps its share
+        fitting, rest = _with_lines(fitting, rest, forced, costs, room, StableRng(derive_seed(rng_seed, "near-places")),
+                                    kept=set(range(len(facts), len(lines))))
     distractor_ids[:] = fitting + rest
     fitted = settle_to_budget(render, meter.count, len(fitting), cell.context_tokens, 0, len(distractor_ids))
     layout, order = arranged(fitted.blocks)
     return _instance(config, config_name, seed, split, index, cell, kb, question_drawn, required, lines, order,
-                     layout, meter, fitted.text, question, setup, near_misses, reference)
+                     layout, meter, fitted.text, question, setup, near_misses, reference, facts, len(decoys))
 
 
 def _first_fit(lines: list[int], costs: list[int], room: int) -> tuple[list[int], list[int]]:
@@ -284,13 +345,14 @@ def _first_fit(lines: list[int], costs: list[int], room: int) -> tuple[list[int]
 
 
 def _with_lines(fitting: list[int], rest: list[int], wanted: list[int], costs: list[int], room: int,
-                rng: StableRng) -> tuple[list[int], list[int]]:
-    """``wanted`` lines all fitted, each at a seeded place, with the last other fitted lines moved to the
-    rest until the costs fit ``room`` again."""
+                rng: StableRng, kept: set[int] = frozenset()) -> tuple[list[int], list[int]]:
+    """``wanted`` lines all fitted, each at a seeded place, with the last other fitted lines (those not in
+    ``kept`` first) moved to the rest until the costs fit ``room`` again."""
     fitting = [i for i in fitting if i not in wanted]
     rest = [i for i in rest if i not in wanted]
     while wanted and fitting and sum(costs[i] for i in fitting + wanted) > room:
-        rest.insert(0, fitting.pop())
+        last = next((k for k in range(len(fitting) - 1, -1, -1) if fitting[k] not in kept), len(fitting) - 1)
+        rest.insert(0, fitting.pop(last))
     for line in wanted:
         fitting.insert(rng.below(len(fitting) + 1), line)
     return fitting, rest
@@ -357,8 +419,13 @@ def answer_of(kb: KnowledgeBase, question: Question) -> tuple[str, str, list[str
 
 
 def _instance(config, config_name, seed, split, index, cell, kb, question_drawn, required, lines, order, layout,
-              meter, prompt, question, setup, near_misses, reference) -> Instance:
+              meter, prompt, question, setup, near_misses, reference, facts, decoys) -> Instance:
     branches = question_drawn.branches
+    present = {facts[i].key() for i in order if i < len(facts)}
+    competitors = competitor_counts(question_drawn, present)
+    if any(count != config.competitors_per_hop for count in competitors):
+        raise RuntimeError(f"competitors per hop {competitors} miss the level {config.competitors_per_hop}; this is a "
+                           "bug, please report it")
     join = question_drawn.join
     laid = [lines[i] for i in order]
     context = LINE_SEPARATOR.join(laid)
@@ -383,6 +450,9 @@ def _instance(config, config_name, seed, split, index, cell, kb, question_drawn,
         "facts": cell.facts,
         "dispersion_target": cell.dispersion,
         "branches": len(branches),
+        "questions": len(branches) if join.kind == "list" else 1,
+        "competitors_per_hop": config.competitors_per_hop,
+        "competitor_lines": sum(1 for i in order if len(required) <= i < len(required) + decoys),
         "num_facts": len(order),
     }
     params = {

@@ -103,19 +103,27 @@ def _relation(relation_id: str) -> Relation:
 def _assign(relation: Relation, ids: dict[str, list[int]], values: dict[tuple[str, int], int],
             rng: StableRng) -> dict[tuple[str, int], int]:
     """A balanced value for every source of ``relation``: targets are dealt from a shuffled deck holding
-    each target equally often; a source may not be its own value, nor (for a rival) its mentor."""
+    each target equally often; a source may not be its own value, nor the value of another relation of the same
+    signature (a rival is not the mentor, a former employer not the employer): a hop's competitor leads
+    elsewhere."""
     sources = ids[relation.source]
     if relation.target == YEAR:
         return {(relation.id, s): rng.integer(*YEAR_RANGES[relation.source]) for s in sources}
     targets = ids[relation.target]
     deck = rng.shuffled([targets[i % len(targets)] for i in range(len(sources))])
     out: dict[tuple[str, int], int] = {}
+    siblings = [r.id for r in RELATIONS if r.id != relation.id and (r.source, r.target) == (relation.source,
+                                                                                             relation.target)]
+
+    def banned_for(source: int) -> set[int]:
+        return {source} | {values[(other, source)] for other in siblings if (other, source) in values}
+
     for position, source in enumerate(sources):
-        banned = {source} | ({values[("mentor", source)]} if relation.id == "rival" else set())
+        banned = banned_for(source)
         if deck[position] in banned:  # swap with a later card that fits here and whose source accepts ours
             for later in range(position + 1, len(deck)):
                 other = sources[later]
-                other_banned = {other} | ({values[("mentor", other)]} if relation.id == "rival" else set())
+                other_banned = banned_for(other)
                 if deck[later] not in banned and deck[position] not in other_banned:
                     deck[position], deck[later] = deck[later], deck[position]
                     break

@@ -5,9 +5,11 @@ from __future__ import annotations
 INSTRUCTIONS = (
     "The facts below describe invented people, organisations, cities, regions and artefacts. Nothing about "
     "them is known outside this list, and every fact in it holds. Each of them has exactly one value for each "
-    "relation a fact states: one employer, one former employer, one birthplace, one home city, one mentor, one "
-    "rival, one founder, one chair, one head-office city, one branch city, one region, one main trading "
-    "region, one creator, one keeper."
+    "relation a fact states: one employer, one former employer, one consulting client, one investment, one "
+    "birthplace, one home city, one university city, one holiday city, one mentor, one rival, one best "
+    "friend, one successor, one founder, one chair, one treasurer, one spokesperson, one head-office city, "
+    "one branch city, one warehouse city, one factory city, one region, one main trading region, one "
+    "water-supply region, one twin region, one creator, one keeper, one restorer, one owner."
 )
 CONTEXT_HEADER = "Facts:"
 SINGLE_ANSWER = "Reason step by step, then finish with one line of the form FINAL ANSWER: <name>"
