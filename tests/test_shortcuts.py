@@ -109,8 +109,14 @@ def test_a_hole_in_one_slot_is_not_averaged_away():
 # --- every default config is at chance ----------------------------------------------------------------
 
 
+# Open holes, registered and failing until the generator closes them (strict: the mark must go when they close).
+OPEN_HOLES = {"find_the_origin_depth": "issue 27: start_in_window reads the chain length and finds the origin's "
+                                       "shape among the decoys (0.071, chance 0.005)"}
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name", DEFAULT_TASKS)
+@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=OPEN_HOLES[name]))
+                                  if name in OPEN_HOLES else name for name in DEFAULT_TASKS])
 def test_every_default_config_passes_the_shortcut_audit(name):
     task = audited_task(name)
     result = audit_task(task, SLICE.get(name))
@@ -134,6 +140,14 @@ def test_find_the_origin_paper_mirror_hole_is_caught():
     mirror = _line(result.lines, "mirror")
     assert mirror.status == KNOWN and mirror.score == 1.0
     assert _line(result.lines, "origin_line_centrality").status == KNOWN
+
+
+def test_find_the_origin_depth_chain_length_hole_is_caught():
+    # Open (issue 27): the chain length, read off the other chains or off the chain shapes around the destination,
+    # leaves the origin one of few shapes of that length; the nearest such start beats chance on the full grid.
+    result = audit_task(resolve_task("find_the_origin_depth"))
+    line = _line(result.lines, "start_in_window")
+    assert line.status == FAIL and line.score > line.chance + 0.05, format_table(result.lines)
 
 
 def test_centred_target_fails_the_audit_outside_paper_configs():

@@ -16,10 +16,11 @@ from functools import lru_cache
 
 from ...core.probe import Candidate, LearnedProbe, ProbeItem, as_features, rank_features, top_answer
 from ...core.shortcuts import Probe, Shortcut
-from .config import MAX_ABS_D
+from .config import DEFAULT_D_VALUES, MAX_ABS_D
 from .prompt import context_lines, parse_line, parse_question
 
-MAX_OFFSET = MAX_ABS_D * 7  # (chain_length - 1) * |d| at most
+MAX_LINKS = 7  # links of the longest chain (chain_lengths go up to 8)
+MAX_OFFSET = MAX_ABS_D * MAX_LINKS  # (chain_length - 1) * |d| at most
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,55 @@ def _start_at_distance(prompt: str, variant: tuple[int, int]) -> str:
     return _answer(next((v.pairs[r][0] for r in rows if r in starts), None))
 
 
+def chain_length_read(v: View, starts: frozenset[int]) -> int:
+    """The chain length read off the other chains: the most common number of lines from a chain start (ties: the
+    shorter), never counting the destination's chain."""
+    row_of_source = {a: i for i, (a, _) in enumerate(v.pairs)}
+    lengths: Counter[int] = Counter()
+    for start in sorted(starts):
+        rows = [start]
+        while v.pairs[rows[-1]][1] in row_of_source and len(rows) <= 9:
+            rows.append(row_of_source[v.pairs[rows[-1]][1]])
+        if v.destination_row not in rows:
+            lengths[len(rows)] += 1
+    return min(lengths, key=lambda c: (-lengths[c], c)) if lengths else 2
+
+
+def _shaped(v: View, starts: frozenset[int], links: int) -> list[int]:
+    """The default d whose chain shape of ``links`` links ends at the destination: a start where its origin would
+    be, no start where its middle links would be (which lines start a chain; no link followed)."""
+    return [d for d in DEFAULT_D_VALUES if v.destination_row - links * d in starts
+            and not any(v.destination_row - k * d in starts for k in range(1, links))]
+
+
+def shape_length_read(v: View, starts: frozenset[int]) -> int:
+    """The chain length read off the chain shapes around the destination: the number of links whose shapes are
+    there for the largest share of the default d (longer on ties; one link only when no longer shape is there,
+    since any start 2-15 lines away has a one-link shape)."""
+    def share(links: int) -> float:
+        on_list = [d for d in DEFAULT_D_VALUES if 0 <= v.destination_row - links * d < len(v.pairs)]
+        return len(_shaped(v, starts, links)) / max(len(on_list), 1)
+    longer = max(range(2, MAX_LINKS + 1), key=lambda links: (share(links), links))
+    return longer + 1 if share(longer) > 0 else 2
+
+
+def _start_in_window(prompt: str, variant: tuple[str, str, int]) -> str:
+    """Read the chain length L off the other chains (``chains``) or off the chain shapes around the destination
+    (``shapes``); of the chain starts at a distance the origin can have, (L - 1) * |d| for a default d, whose would-be
+    middle links are no chain starts, take the nearest (or farthest) one, one side first."""
+    source, order, first = variant
+    v = view(prompt)
+    if v.destination_row < 0:
+        return _answer(None)
+    starts = _origin_like_rows(prompt)
+    links = (chain_length_read if source == "chains" else shape_length_read)(v, starts) - 1
+    shaped = _shaped(v, starts, links)
+    if not shaped:
+        return _answer(None)
+    d = min(shaped, key=lambda x: (abs(x) if order == "nearest" else -abs(x), x * first))
+    return _answer(v.pairs[v.destination_row - links * d][0])
+
+
 def _central_start(prompt: str, _: object) -> str:
     v = view(prompt)
     rows = _origin_like(v)
@@ -157,6 +207,12 @@ SHORTCUTS = (
              "(best fixed offset)", _by_row(lambda v, delta: v.destination_row - delta), variants=_OFFSETS),
     Shortcut("start_at_distance", "family", "the chain start exactly k lines from the destination's line, one side "
              "first, else the other (best k and side)", _start_at_distance, variants=_DISTANCES),
+    Shortcut("start_in_window", "family", "read the chain length L off the other chains or off the chain shapes "
+             "around the destination; the nearest (or farthest) chain start at a distance the origin can have, "
+             "(L-1)*|d|, whose middle links would be no starts, one side first (best source, order and side)",
+             _start_in_window, variants=tuple((source, order, first) for source in ("chains", "shapes")
+                                              for order in ("nearest", "farthest") for first in (-1, 1)),
+             expected_when=_structured),  # structured: every chain obeys d, as read_d
     Shortcut("central_origin_like", "position", "the chain start nearest the middle of the list", _central_start),
     Shortcut("most_frequent", "frequency", "the most frequent word other than the destination", _most_frequent),
     Shortcut("nearest_origin_like", "frequency", "the chain start (a word nothing links to) nearest the "
