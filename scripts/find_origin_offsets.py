@@ -17,24 +17,20 @@ from lurch_tasks.core.registry import get_family
 from lurch_tasks.core.shortcuts import spread_indices
 from lurch_tasks.families.find_origin.shortcuts import (
     _DISTANCES,
+    SHORTCUTS,
     _origin_like_rows,
     _start_at_distance,
+    _start_in_window,
+    chain_length_read,
     view,
 )
 
+REGISTERED = next(s for s in SHORTCUTS if s.name == "start_in_window").variants
+
 
 def chain_length_of(prompt: str) -> int:
-    """The chain length read off the other chains: the most common number of links from a chain start."""
-    v = view(prompt)
-    row_of_source = {a: i for i, (a, _) in enumerate(v.pairs)}
-    lengths = Counter()
-    for start in sorted(_origin_like_rows(prompt)):
-        rows = [start]
-        while v.pairs[rows[-1]][1] in row_of_source and len(rows) <= 9:
-            rows.append(row_of_source[v.pairs[rows[-1]][1]])
-        if v.destination_row not in rows:
-            lengths[len(rows)] += 1
-    return lengths.most_common(1)[0][0] if lengths else 2
+    """The chain length read off the other chains (as the registered ``start_in_window`` does)."""
+    return chain_length_read(view(prompt), _origin_like_rows(prompt))
 
 
 def start_in_window(prompt: str, d_values: tuple[int, ...], shaped: bool = False) -> str | None:
@@ -63,7 +59,7 @@ def main() -> None:
         family = get_family(task.family)
         indices = spread_indices(task_size(task), n)
         totals, signed, window, chance, solved, rows = Counter(), Counter(), 0.0, 0.0, 0.0, 0
-        surprising, by_length = 0.0, Counter()
+        surprising, by_length, registered = 0.0, Counter(), Counter()
         for row in iter_rows(task, indices):
             prompt = row["prompt"]
             rows += 1
@@ -79,6 +75,8 @@ def main() -> None:
             by_length[row["difficulty"]["chain_length"], "rows"] += 1
             word = start_in_window(prompt, task.config.d_values, shaped=True)
             surprising += family.score(row, f"FINAL ANSWER: {word}" if word else "")["score"]
+            for variant in REGISTERED:
+                registered[variant] += family.score(row, _start_in_window(prompt, variant))["score"]
             chance += family.score(row, family.guess(prompt, seed) or "")["score"]
             solved += family.score(row, family.solve(prompt) or "")["score"]
         results[seed] = {k: t / rows for k, t in totals.items()}
@@ -87,6 +85,8 @@ def main() -> None:
               f"best signed offset {signed.most_common(1)[0][1] / rows:.3f}; start_in_window {window / rows:.3f} "
               f"(chain-shaped only {surprising / rows:.3f}); "
               f"chance {chance / rows:.3f}; reference solver {solved / rows:.3f}")
+        top = max(REGISTERED, key=lambda variant: registered[variant])
+        print(f"  registered start_in_window best {top} = {registered[top] / rows:.3f}")
         lengths = sorted({length for length, _ in by_length})
         if len(lengths) > 1:
             print("  start_in_window per chain length:",
