@@ -236,8 +236,8 @@ def cmd_audit_shortcuts(args: argparse.Namespace) -> int:
     for task in tasks:
         result = audit_task(task, args.n, args.split, progress=not args.quiet)
         kind = "paper-faithful: known holes are reported, not failed" if task.paper_faithful else "default rules"
-        print(f"== {task.name}: {result.rows} rows ({kind}); pass = every strategy <= chance + {MARGIN:g}, "
-              f"every probe AUC <= {0.5 + PROBE_MARGIN:g}")
+        print(f"== {task.name}: {result.rows} rows ({kind}); pass = every strategy and the learned probe "
+              f"<= chance + {MARGIN:g}, every probe AUC <= {0.5 + PROBE_MARGIN:g}")
         print(format_table(result.lines))
         print()
         if not result.passed:
@@ -523,8 +523,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("audit-shortcuts", help="score prompt-only shortcut strategies (position, frequency, length, "
-                       "template, family tricks) against chance; exit 1 when one beats chance + 0.05 "
-                       "by more than noise")
+                       "template, order and time, family tricks) and a learned surface probe (a logistic model "
+                       "on reasoning-free features, held out by case) against chance; exit 1 when one beats "
+                       "chance + 0.05 by more than noise")
     p.add_argument("--config", action="append",
                    help="config name (repeatable; default: every config that is not paper_faithful)")
     p.add_argument("--n", type=_positive, default=None,

@@ -32,6 +32,8 @@ class Family:
     compared_knobs: tuple[str, ...] = ()
     shortcuts: tuple = field(default=())  # core.shortcuts.Shortcut
     probes: tuple = field(default=())  # core.shortcuts.Probe
+    # core.probe.LearnedProbe: the family's candidates and their reasoning-free features, for the learned probe
+    learned_probe: Any = None
     # knob -> the recorded property that reflects it (for the card and README: LURCH dispersion, say, does not
     # move with every distance knob, so analyses must know which column to read)
     knob_properties: tuple[tuple[str, str], ...] = ()

@@ -8,6 +8,9 @@ A family registers two kinds of cheats next to its baselines:
 - a :class:`Probe` reads one surface feature (a profile's length, a unit's position) of every candidate in a
   row and reports how well that feature alone separates gold candidates from the rest, as a ROC AUC folded
   to >= 0.5 (chance 0.5). A probe that separates well is a tell that any solver can combine with others.
+- a :class:`~.probe.LearnedProbe` (one per family) hands every candidate's reasoning-free features to a
+  logistic model fitted on other cases (:mod:`.probe`); its held-out answers are scored like a shortcut's, one
+  line per report key (RECON: per category/format), and obey the same chance + ``MARGIN`` bound.
 
 On a config that is not ``paper_faithful``, every shortcut must score within chance + ``MARGIN`` (or within
 ``NOISE_Z`` standard errors of it, when that is wider: a small slice cannot tell 0.05 from noise) and every
@@ -26,6 +29,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .probe import LearnedProbe, ProbeItem, evaluate
+
 MARGIN = 0.05
 PROBE_MARGIN = 0.10
 # A strategy fails only when its margin over chance is also beyond this many standard errors of the two means:
@@ -35,6 +40,7 @@ PROBE_MARGIN = 0.10
 NOISE_Z = 2.5
 
 OK, FAIL, EXPECTED, KNOWN = "ok", "FAIL", "expected", "known hole"
+BULKY_FIELDS = ("prompt", "context")  # what the learned probe drops of a row it keeps for scoring
 
 
 @dataclass(frozen=True)
@@ -122,7 +128,7 @@ class StreamingAudit:
 
     def __init__(self, config: Any, paper_faithful: bool, shortcuts: Sequence[Shortcut], probes: Sequence[Probe],
                  score: Callable[[dict, str], dict[str, float]], guess: Callable[[str, int], str | None],
-                 chance: float | None = None) -> None:
+                 chance: float | None = None, learned: LearnedProbe | None = None) -> None:
         self.config, self.paper_faithful = config, paper_faithful
         self.exact_chance = chance  # known analytically: compared with instead of the random baseline's mean
         self.shortcuts, self.probes = tuple(shortcuts), tuple(probes)
@@ -135,11 +141,20 @@ class StreamingAudit:
         self._pooled: list[list[tuple[Any, bool]]] = [[] for _ in self.probes]  # categorical: (label, gold)
         self._learned: list[list[tuple[Any, bool]]] = [[] for _ in self.probes]
         self._calibrated = False
+        # the learned probe keeps each row's candidates and what the scorer reads (the row without its text)
+        self.learned = learned
+        self._items: list[ProbeItem] = []
+        self._scored: list[dict] = []
+        self._item_chances: list[float] = []
 
     def add(self, row: dict) -> None:
         self.rows += 1
         if self.exact_chance is None:
             self._chance.append(self.score(row, self.guess(row["prompt"], 0) or "")["score"])
+        if self.learned is not None and (item := self.learned.read(row)) is not None:
+            self._items.append(item)
+            self._scored.append({k: v for k, v in row.items() if k not in BULKY_FIELDS})
+            self._item_chances.append(self._chance[-1] if self.exact_chance is None else self.exact_chance)
         for shortcut, totals, squares in zip(self.shortcuts, self._totals, self._squares, strict=True):
             for k, variant in enumerate(shortcut.variants):
                 value = self.score(row, shortcut.answer(row["prompt"], variant))["score"]
@@ -193,6 +208,33 @@ class StreamingAudit:
             lines.append(AuditLine(f"{probe.name} (AUC)", probe.kind, folded, 0.5,
                                    _status(folded, 0.5, expected, self.paper_faithful, PROBE_MARGIN, noise),
                                    note + ("; by design on this config" if expected else "")))
+        return lines + self._learned_lines()
+
+    def _learned_lines(self) -> list[AuditLine]:
+        """One line per report key of the learned probe: its held-out score against chance on the same rows."""
+        if self.learned is None or not self._items:
+            return []
+        lines = []
+        for result in evaluate(self._items, self._scored, self._item_chances, self.learned, self.score):
+            name = f"learned_probe[{result.report}]" if result.report else "learned_probe"
+            if not result.rows:
+                lines.append(AuditLine(name, "learned", 0.0, 0.0, OK,
+                                       f"not scored: {result.skipped} rows, too few cases to hold one out"))
+                continue
+            score, chance = mean(result.scores), mean(result.chances)
+            total = sum(result.scores)
+            squares = sum(v * v for v in result.scores)
+            noise = NOISE_Z * _standard_error(total, squares, result.rows, _variance(result.chances),
+                                              len(result.chances) if self.exact_chance is None else 0)
+            note = f"held out by case, {result.rows} rows"
+            if result.auc is not None:
+                note += f", AUC {result.auc:.3f}"
+            if result.skipped:
+                note += f", {result.skipped} not scored"
+            if MARGIN < score - chance <= noise:
+                note += f"; within noise on {result.rows} rows (< {noise:.3f})"
+            lines.append(AuditLine(name, "learned", score, chance,
+                                   _status(score, chance, False, self.paper_faithful, noise=noise), note))
         return lines
 
 
@@ -214,10 +256,11 @@ def _standard_error(total: float, squares: float, rows: int, chance_variance: fl
 
 def run_audit(rows: Sequence[dict], config: Any, paper_faithful: bool, shortcuts: Sequence[Shortcut],
               probes: Sequence[Probe], score: Callable[[dict, str], dict[str, float]],
-              guess: Callable[[str, int], str | None], calibration: Sequence[dict] = ()) -> list[AuditLine]:
+              guess: Callable[[str, int], str | None], calibration: Sequence[dict] = (),
+              learned: LearnedProbe | None = None) -> list[AuditLine]:
     """Score every shortcut and probe on ``rows`` (all of one config); categorical probes learn their label
     rates on ``calibration`` rows (the same config under another seed; ``rows`` themselves when empty)."""
-    audit = StreamingAudit(config, paper_faithful, shortcuts, probes, score, guess)
+    audit = StreamingAudit(config, paper_faithful, shortcuts, probes, score, guess, learned=learned)
     for row in rows:
         audit.add(row)
     for row in calibration:
@@ -305,7 +348,8 @@ class TaskAuditor:
             self._calibration_task = dataclasses.replace(task, seed=(task.seed + 1) % (MAX_SEED + 1))
         self._audit = StreamingAudit(task.config, task.paper_faithful, family.shortcuts, family.probes,
                                      family.score, family.guess,
-                                     None if family.chance is None else family.chance(task.config))
+                                     None if family.chance is None else family.chance(task.config),
+                                     family.learned_probe)
 
     def add(self, row: dict) -> None:
         from .generation import generate_row
