@@ -161,6 +161,20 @@ def test_follows_withdrawn_link_picks_the_conclusion_entry_right_after_the_link(
     assert answer("follows_withdrawn_link", prompt(lines, question, options), "after") == "ANSWER: B"
 
 
+def test_latest_before_time_reads_the_place_named_last_before_the_asked_moment():
+    places = ("Kriagom Wharf", "Cuvia Arcade", "Noduzon Arcade", "Gritux Wharf", "Stepos Court", "Maeth Court")
+    lines = [entry(1440 * (2 + 3 * k), f"Custody log: the torn glove was moved to {place}.")
+             for k, place in enumerate(places[:4])]  # Days 3, 6, 9 and 12
+    lines += [entry(1440 * 20 + 60 * k, f"Staff attended {place} for a routine check.")
+              for k, place in enumerate(places)]
+    asked = "Where was the torn glove held on Day 8, 03:47"
+    free = prompt(lines, f"{asked}, and since when had it been there?", (), "free_form")
+    said = "ANSWER: the torn glove was at {}, from Day {}, 00:00."
+    assert answer("latest_before_time", free, "before") == said.format("Cuvia Arcade", 6)
+    assert answer("latest_before_time", free, "after") == said.format("Noduzon Arcade", 9)
+    assert answer("latest_before_time", prompt(lines, f"{asked}?", places), "before") == "ANSWER: B"
+
+
 def conflict_lines(places: tuple[str, str]) -> list[str]:
     return [entry(1440 * 4, "Staff attended Kriagom Wharf for a routine check."),
             entry(1440 * 5 + 30, f"The account given states that Ana Bell was at {places[0]} on Day 4 at about 14:15."),
