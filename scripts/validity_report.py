@@ -60,7 +60,8 @@ def audit(names: list[str]) -> int:
 EXACT = ("mcq_single", "mcq_multi", "ordering")  # RECON formats whose chance is exactly 0
 
 
-def recon_slots(name: str, rows: int | None, show: int, shortcuts: bool = True, learned: bool = True) -> None:
+def recon_slots(name: str, rows: int | None, show: int, shortcuts: bool = True, learned: bool = True,
+                every_variant: bool = False) -> None:
     """Per (category, format) slot of a RECON config: every shortcut's best variant vs chance (the seeded random
     answer's mean on the slot's rows; MCQ and ordering: exactly 0)."""
     task = resolve_task(name)
@@ -100,9 +101,10 @@ def recon_slots(name: str, rows: int | None, show: int, shortcuts: bool = True, 
         best: dict[str, tuple[float, object, float]] = {}
         for (strategy, k), values in scores[slot].items():
             variant = next(s for s in family.shortcuts if s.name == strategy).variants[k]
-            if strategy not in best or mean(values) > best[strategy][0]:
+            key = f"{strategy} [{variant}]" if every_variant else strategy
+            if key not in best or mean(values) > best[key][0]:
                 error = (_var(values) / len(values) + (0.0 if exact else _var(chance[slot]) / len(values))) ** 0.5
-                best[strategy] = (mean(values), variant, NOISE_Z * error)
+                best[key] = (mean(values), variant, NOISE_Z * error)
         ranked = sorted(best.items(), key=lambda item: -item[1][0])
         for j, (strategy, (value, variant, noise)) in enumerate(ranked):
             over = value > base + max(MARGIN, noise)
@@ -151,9 +153,11 @@ def main() -> int:
     p.add_argument("--show", type=int, default=1, help="strategies shown per slot besides the failing ones")
     p.add_argument("--no-shortcuts", action="store_true", help="the learned probe only")
     p.add_argument("--no-learned", action="store_true", help="the shortcuts only")
+    p.add_argument("--every-variant", action="store_true", help="one line per variant, not per strategy")
     args = parser.parse_args()
     if args.command == "recon-slots":
-        recon_slots(args.config, args.rows, args.show, not args.no_shortcuts, not args.no_learned)
+        recon_slots(args.config, args.rows, args.show, not args.no_shortcuts, not args.no_learned,
+                    args.every_variant)
         return 0
     if args.command == "placements":
         placements(args.rows, args.tokens, args.connections)
