@@ -3,8 +3,12 @@ reasoning, one set per answer format. MCQ (single and multiple): the options' po
 question or with each other, where and how often they occur in the case (single: the top option; multiple:
 the top three). Ordering: the items by where they are first or last mentioned, by length, or in letter order.
 Integer: a constant. Free form: the place last / first / most often mentioned beside the question's subject.
-On a row of another format a strategy gives the seeded random answer (the chance baseline's own), so each is
-measured against chance on its own format only. Each must stay at chance."""
+Order- and time-aware (issue 27): items by their second / median / mean mention; the longest option whose
+findings appear in mention order; the options mentioned between the question's two times, or last before its
+time; a count of withdrawal (finding, people) entries before the moment, plus -1 / 0 / +1; the conclusion
+mentioned soonest after the withdrawn link's entry; the place of either account giving the question's time.
+On a row of another format (or one it cannot read) a strategy gives the seeded random answer (the chance
+baseline's own), so each is measured against chance on its own format only. Each must stay at chance."""
 
 from __future__ import annotations
 
