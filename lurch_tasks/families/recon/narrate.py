@@ -35,12 +35,19 @@ TEMPLATES: dict[str, tuple[str, ...]] = {
     "blocked": ("Planned for this time, {action} could not go ahead: it awaited the result on {clue}.",
                 "It was not possible to proceed with {action}: the result on {clue} was still awaited."),
     "custody": ("Custody log: {thing} {verb} {place}.", "Movement noted: {thing} {verb} {place}."),
-    "intake": ("{clue} was logged into the evidence register.", "Logged into the evidence register: {clue}."),
-    "review": ("The file on {clue} was reviewed for completeness.", "A routine review covered {clue}."),
-    "check": ("A routine check was made at {place}.", "Staff attended {place} for a routine check."),
+    "xref": ("The files on {items} were cross-checked for consistency.",
+             "A consistency check covered the files on {items}."),
+    "check": ("The register at {place} was checked against the custody file of {thing}.",
+              "Staff at {place} checked their register against the custody file of {thing}."),
+    "report": ("{witness} reported that {person} was at {place} on Day {day} at about {time}.",
+               "According to {witness}, {person} was at {place} on Day {day} around {time}."),
+    "independent": ("Without waiting for the result on {clue}, {action} went ahead.",
+                    "Not needing the result on {clue}, the team carried out {action}."),
+    "cancelled": ("Planned for this time, {action} was called off for reasons unrelated to the result on {clue}.",
+                  "It was decided not to proceed with {action}, for reasons unrelated to the result on {clue}."),
     "incident": ("Opening entry: {incident} took place on Day {day} between {start} and {end}.",),
 }
-MAX_REMARKS = 2
+MAX_REMARKS = 1  # 0-1 routine remarks per entry: the structure of a long-trail case must fit 16k tokens
 HEADER = re.compile(r"^\[Day (\d+), (\d\d):(\d\d)\] \[([A-Z /-]+)\] \[([^\]]+)\] (.*)$")
 
 
@@ -63,7 +70,7 @@ def slots(fact: dict, domain: Domain, incident: str) -> dict[str, str]:
         values.update(a=fact["from"], b=fact["to"])
     if kind == "conclude":
         values["conclusion"] = domain.conclusion.format(person=fact["person"], incident=incident)
-    if kind == "statement":
+    if kind in ("statement", "report"):
         values.update(day=str(day_of(fact["minute"])), time=clock(fact["minute"]))
     if kind in ("record", "incident"):
         values.update(day=str(day_of(fact["start"])), start=clock(fact["start"]), end=clock(fact["end"]))
@@ -81,7 +88,7 @@ def fact_sentence(fact: dict, domain: Domain, incident: str, rng: StableRng) -> 
 
 
 def narrate(entries: list[Entry], domain: Domain, incident: str, rng: StableRng) -> list[str]:
-    """One line per entry (in the given order): header, fact sentence, 0-2 remarks."""
+    """One line per entry (in the given order): header, fact sentence, 0-1 remarks."""
     pool = remarks()
     lines = []
     for e in entries:
@@ -141,7 +148,8 @@ def patterns(domain: Domain) -> dict[str, str]:
 
     incident = filled(domain.incident)
     return {
-        "clue": clue, "a": clue, "b": clue, "thing": thing, "person": name, "place": place, "day": r"\d+",
+        "clue": clue, "a": clue, "b": clue, "thing": thing, "person": name, "witness": name, "items": r".+",
+        "place": place, "day": r"\d+",
         "time": r"\d\d:\d\d", "start": r"\d\d:\d\d", "end": r"\d\d:\d\d", "reason": _alternatives(domain.invalidations),
         "action": "(?:" + "|".join(filled(a) for a in domain.actions) + ")", "incident": incident,
         "verb": re.escape(domain.custody_verb),
@@ -171,7 +179,7 @@ def _minute(day: str, time: str) -> int:
 
 def read_fact(key: str, groups: dict[str, str], domain: Domain) -> dict:
     fact: dict = {"kind": "action" if key in ("done", "blocked") else key}
-    for field in ("clue", "person", "place", "reason", "action", "thing", "incident"):
+    for field in ("clue", "person", "place", "reason", "action", "thing", "incident", "witness", "items"):
         if groups.get(field) is not None:
             fact[field] = groups[field]
     if key in ("link", "withdraw"):
@@ -180,7 +188,7 @@ def read_fact(key: str, groups: dict[str, str], domain: Domain) -> dict:
         fact["done"] = key == "done"
     if key == "conclude":
         fact["person"] = re.match(r"[A-Z][a-z]+ [A-Z][a-z]+", groups["conclusion"]).group(0)
-    if key == "statement":
+    if key in ("statement", "report"):
         fact["minute"] = _minute(groups["day"], groups["time"])
     if key == "record":
         fact.update(start=_minute(groups["day"], groups["start"]), end=_minute(groups["day"], groups["end"]))
