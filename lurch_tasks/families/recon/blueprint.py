@@ -23,7 +23,7 @@ LAST_CONCLUSION_DAY = 18  # trails conclude by then; withdrawals come after
 LAST_LINK_DAY = 14  # every trail's links come before every conclusion (days 15-18): a withdrawn link's entry is
 # followed by every conclusion, so which one follows it most closely is the earliest, not the link's own
 FIRST_WITHDRAWAL_DAY = 19
-CORRECTION_HOPS = 4  # links of the closed line whose withdrawals change no conclusion
+CORRECTION_HOPS = 5  # links of the closed line whose withdrawals change no conclusion
 DECOYS = 5  # counterfactual: actions inside the question's window that do not await the result
 JITTER = 4  # minutes between a trail's entry and its twin's (or its cross-check's) neighbour
 WORK_START, WORK_END = 7 * 60, 21 * 60  # entries are written in working hours
@@ -338,9 +338,9 @@ def plan_withdrawals(names: Names, trails: list[Trail], closed: Trail
     fatal_minutes += [m for k, m in enumerate(after) if k in fatal_after]
     routine_minutes = [m for k, m in enumerate(before) if k not in fatal_before]
     routine_minutes += [m for k, m in enumerate(after) if k not in fatal_after]
-    withdrawals = [Withdrawal(k, rng.below(len(trails[k].clues)), m, rng.choice(domain.invalidations))
+    withdrawals = [Withdrawal(k, inner_hop(rng, trails[k]), m, rng.choice(domain.invalidations))
                    for k, m in zip(rng.shuffled(fatal), fatal_minutes, strict=True)]
-    pool = [(0, hop) for hop in range(len(trails[0].clues))] + [(-1, hop) for hop in range(len(closed.clues))]
+    pool = [(0, hop) for hop in range(1, len(trails[0].clues))] + [(-1, hop) for hop in range(len(closed.clues))]
     corrections = []
     for (k, hop), minute in zip(rng.sample(pool, len(routine_minutes)), routine_minutes, strict=True):
         if k == 0:
@@ -348,6 +348,12 @@ def plan_withdrawals(names: Names, trails: list[Trail], closed: Trail
         else:
             corrections.append((closed, hop, minute, rng.choice(domain.invalidations)))
     return moment, sorted(withdrawals, key=lambda w: w.minute), corrections
+
+
+def inner_hop(rng: StableRng, trail: Trail) -> int:
+    """A link between two of the trail's findings (never the lead's own link): both ends are items of the chain
+    questions, so the withdrawal's extra mentions fall on an item and its neighbour, mirror-symmetrically."""
+    return rng.integer(1, len(trail.clues) - 1)
 
 
 def near(rng: StableRng, minute: int, low: int, high: int) -> int:
@@ -415,7 +421,7 @@ def build_twin(names: Names, trail: Trail, withdrawn: int) -> tuple[Trail, list[
     minutes = [near(rng, m, m - JITTER - 1, m + JITTER + 1) for m in trail.minutes]
     twin = Trail(names.clue(), tuple(names.clue() for _ in range(hops)), names.person(), tuple(minutes))
     entries = trail_entries(names, twin.origin, list(twin.clues), minutes, {"kind": "close", "person": twin.person})
-    for hop in rng.sample(range(hops), min(withdrawn, hops)):
+    for hop in rng.sample(range(1, hops), min(withdrawn, hops - 1)):
         minute = spread(rng, at(FIRST_WITHDRAWAL_DAY, 0), at(LAST_DAY, 20), 1)[0]  # drawn as the trails' own are
         entries.append(withdraw_entry(names, twin, hop, minute, rng.choice(names.domain.invalidations)))
     return twin, entries
