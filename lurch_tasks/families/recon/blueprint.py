@@ -387,7 +387,8 @@ def cross_checks(names: Names, trail: Trail, twin: Trail) -> list[Entry]:
     for j, minute in enumerate(minutes):
         low = minutes[j - 1] if j else trail.minutes[0]
         high = minutes[j + 1] if j + 1 < len(minutes) else at(LAST_DAY, 23, 59)
-        items = rng.shuffled(own[j] + other[j])
+        # each pair in the real entry's order (so the mirror images' order within the line is reversed)
+        items = own[j] + other[j] if rng.below(2) else other[j] + own[j]
         out.append(entry(names, near(rng, minute, low + JITTER, high - JITTER),
                          rng.choice(names.domain.finding_types), {"kind": "xref", "items": join_items(items)}))
     return out

@@ -17,13 +17,18 @@ from .catalog import CATALOG_FILE, Domain
 TEMPLATES: dict[str, tuple[str, ...]] = {
     "lead": ("A new lead was opened on {clue}.", "The team logged {clue} as a new lead.",
              "Work began on {clue}, logged as a lead."),
+    # half the phrasings name the link's target first, so which of two findings a line names first says
+    # nothing about their order in the trail
     "link": ("Examination of {a} led to {b}.", "Following up on {a}, the team traced {b}.",
-             "Analysis of {a} pointed to {b}."),
+             "Analysis of {a} pointed to {b}.", "The team reached {b} by following up on {a}.",
+             "The trace to {b} came from examining {a}.", "Analysis showed that {b} followed from {a}."),
     "close": ("Checks on {clue} against the account of {person} found nothing further; the line was closed.",
               "The line from {clue} was closed after {person} accounted for it."),
     "conclude": ("On the strength of {clue}, {conclusion}.", "Given {clue}, the finding is that {conclusion}."),
     "withdraw": ("The finding that {a} led to {b} is withdrawn: {reason}.",
-                 "Withdrawn: the step from {a} to {b}, because {reason}."),
+                 "Withdrawn: the step from {a} to {b}, because {reason}.",
+                 "The step to {b} from {a} is withdrawn: {reason}.",
+                 "No longer accepted: that {b} followed from {a}, because {reason}."),
     "statement": ("The account given states that {person} was at {place} on Day {day} at about {time}.",
                   "According to the account given, {person} was seen at {place} on Day {day} around {time}."),
     "record": ("The log places {person} at {place} on Day {day} from {start} to {end}.",
