@@ -152,8 +152,10 @@ def patterns(domain: Domain) -> dict[str, str]:
         return text.replace(re.escape("{place}"), place).replace(re.escape("{person}"), name)
 
     incident = filled(domain.incident)
+    named = f"(?:{clue}|the account of {name})"
+    items = f"{named}(?:(?:, | and ){named})*"  # a cross-check's files: findings and accounts
     return {
-        "clue": clue, "a": clue, "b": clue, "thing": thing, "person": name, "witness": name, "items": r".+",
+        "clue": clue, "a": clue, "b": clue, "thing": thing, "person": name, "witness": name, "items": items,
         "place": place, "day": r"\d+",
         "time": r"\d\d:\d\d", "start": r"\d\d:\d\d", "end": r"\d\d:\d\d", "reason": _alternatives(domain.invalidations),
         "action": "(?:" + "|".join(filled(a) for a in domain.actions) + ")", "incident": incident,
