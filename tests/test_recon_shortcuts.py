@@ -1,14 +1,21 @@
-"""RECON's order- and time-aware shortcut strategies (issue 27 item 3a): each one solves a hand-built prompt in
-which its leak is planted (so it is known to work: the audit would see the hole), stays off a prompt without
-the leak, and reads every RECON format and variant without crashing."""
+"""RECON's order- and time-aware shortcut strategies and its learned surface probe (issue 27 item 3): each
+strategy solves a hand-built prompt in which its leak is planted (so it is known to work: the audit would see the
+hole), stays off a prompt without the leak, and reads every RECON format and variant without crashing; the probe
+reads every slot into well-formed candidates whose gold decodes to full marks, and finds planted leaks."""
 
 from __future__ import annotations
+
+import json
+import math
 
 import pytest
 
 from lurch_tasks.core.generation import generate_row, resolve_task
 from lurch_tasks.core.registry import get_family
+from lurch_tasks.core.rng import StableRng, derive_seed
+from lurch_tasks.core.shortcuts import FAIL, OK, StreamingAudit
 from lurch_tasks.families.recon import shortcuts as sc
+from lurch_tasks.families.recon.learned import LEARNED_PROBE
 from lurch_tasks.families.recon.prompt import ORDER_LETTERS, render_prompt, render_question
 from lurch_tasks.families.recon.questions import ARROW
 from lurch_tasks.families.recon.surface import question_times, rank, read_case
@@ -39,14 +46,16 @@ def review(minute: int, item: str) -> str:
 # --- mention ranks -------------------------------------------------------------------------------------------
 
 def ordering_prompt(second_in_gold_order: bool) -> tuple[str, list[str]]:
-    """Items listed shuffled; every item first named in reverse gold order (the padding the generator uses), then
-    again in gold order (or in reverse)."""
+    """Items listed shuffled; every item first named in a scrambled order (as padding would), then again in gold
+    order (or in reverse)."""
     options = [ITEMS[k] for k in (3, 0, 4, 2, 1)]
     gold = "ANSWER: " + ", ".join(ORDER_LETTERS[options.index(item)] for item in ITEMS)
-    lines = [review(60 * k, item) for k, item in enumerate(reversed(ITEMS))]
+    lines = [review(60 * k, ITEMS[j]) for k, j in enumerate((2, 0, 4, 1, 3))]
     again = ITEMS if second_in_gold_order else ITEMS[::-1]
-    lines += [review(600 + 60 * k, item) for k, item in enumerate(again)]
-    lines += [review(1200 + 60 * k, item) for k, item in enumerate(again)]
+    filler = "Staff attended Kriagom Wharf for a routine check."  # spreads the later rounds: they weigh in the mean
+    for start in (600, 1800):
+        lines += [line for k, item in enumerate(again)
+                  for line in (review(start + 60 * k, item), *(entry(start + 60 * k + j, filler) for j in range(4)))]
     question = "The finding that Ana Bell is implicated in the break-in at Cuvia Arcade rests on a trail. Put the " \
                "findings below in the order that trail passed through them."
     return prompt(lines, question, tuple(options), "ordering"), gold
@@ -56,7 +65,8 @@ def ordering_prompt(second_in_gold_order: bool) -> tuple[str, list[str]]:
 def test_ordering_by_a_later_mention_rank_reads_a_planted_chronology(which):
     leaky, gold = ordering_prompt(second_in_gold_order=True)
     assert answer(f"order_by_{which}_mention", leaky, "min") == gold
-    assert answer("order_by_first_mention", leaky, "min") != gold  # the padding hides the first mention
+    for variant in ("min", "max"):  # the padding hides the first mention
+        assert answer("order_by_first_mention", leaky, variant) != gold
     clean, gold = ordering_prompt(second_in_gold_order=False)
     assert answer(f"order_by_{which}_mention", clean, "min") != gold
 
@@ -151,6 +161,20 @@ def test_follows_withdrawn_link_picks_the_conclusion_entry_right_after_the_link(
     assert answer("follows_withdrawn_link", prompt(lines, question, options), "after") == "ANSWER: B"
 
 
+def test_latest_before_time_reads_the_place_named_last_before_the_asked_moment():
+    places = ("Kriagom Wharf", "Cuvia Arcade", "Noduzon Arcade", "Gritux Wharf", "Stepos Court", "Maeth Court")
+    lines = [entry(1440 * (2 + 3 * k), f"Custody log: the torn glove was moved to {place}.")
+             for k, place in enumerate(places[:4])]  # Days 3, 6, 9 and 12
+    lines += [entry(1440 * 20 + 60 * k, f"Staff attended {place} for a routine check.")
+              for k, place in enumerate(places)]
+    asked = "Where was the torn glove held on Day 8, 03:47"
+    free = prompt(lines, f"{asked}, and since when had it been there?", (), "free_form")
+    said = "ANSWER: the torn glove was at {}, from Day {}, 00:00."
+    assert answer("latest_before_time", free, "before") == said.format("Cuvia Arcade", 6)
+    assert answer("latest_before_time", free, "after") == said.format("Noduzon Arcade", 9)
+    assert answer("latest_before_time", prompt(lines, f"{asked}?", places), "before") == "ANSWER: B"
+
+
 def conflict_lines(places: tuple[str, str]) -> list[str]:
     return [entry(1440 * 4, "Staff attended Kriagom Wharf for a routine check."),
             entry(1440 * 5 + 30, f"The account given states that Ana Bell was at {places[0]} on Day 4 at about 14:15."),
@@ -195,3 +219,103 @@ def test_every_strategy_answers_every_format_of_every_variant(variant):
                 assert isinstance(output, str)
                 assert -1.0 <= family.score(row, output)["score"] <= 1.0
     assert formats == {"mcq_single", "mcq_multi", "integer", "ordering", "free_form"}
+
+
+# --- the learned surface probe -------------------------------------------------------------------------------
+
+FAMILY = get_family("recon")
+
+
+@pytest.fixture(scope="module")
+def case_rows() -> list[dict]:
+    """Two cases' sixteen questions (every category x format slot), narrative."""
+    task = resolve_task("recon_all", {"num_samples": 1, "context_tokens": [16384],
+                                      "domains": ["criminal", "financial"]})
+    return [generate_row(task, index, "test") for index in range(32)]
+
+
+def probe_lines(rows: list[dict]) -> list:
+    """The audit's learned-probe lines on ``rows`` (MCQ and ordering: chance exactly 0)."""
+    audit = StreamingAudit(FAMILY.config_type(), False, (), (), FAMILY.score, FAMILY.guess, 0.0, LEARNED_PROBE)
+    for row in rows:
+        audit.add(row)
+    return audit.lines()
+
+
+def perfect(item) -> list[float]:
+    return [1.0 if c.gold else 0.0 for c in item.candidates]
+
+
+def test_read_gives_well_formed_items_for_every_slot(case_rows):
+    widths: dict[str, set[int]] = {}
+    slots = set()
+    for row in case_rows:
+        item = LEARNED_PROBE.read(row)
+        category, answer_format = row["difficulty"]["category"], row["answer_format"]
+        slots.add((category, answer_format))
+        assert item.group == str(json.loads(row["params"])["case_seed"])
+        assert (item.model, item.report) == (answer_format, f"{category}/{answer_format}")
+        assert item.candidates and all(all(math.isfinite(v) for v in c.features) for c in item.candidates)
+        widths.setdefault(item.model, set()).update(len(c.features) for c in item.candidates)
+        gold = sum(c.gold for c in item.candidates)
+        items = len(row["options"])
+        expected = {"mcq_single": 1, "integer": 1, "ordering": items * (items - 1) // 2,
+                    "mcq_multi": len(json.loads(row["answer"])) if answer_format == "mcq_multi" else 0
+                    }.get(answer_format)
+        assert gold == expected if expected is not None else gold >= 1, (category, answer_format)
+        # the decoder writes an answer the scorer accepts: the gold candidates decode to full marks
+        assert FAMILY.score(row, LEARNED_PROBE.decode(item, perfect(item)))["score"] == 1.0, (category, answer_format)
+    assert all(len(w) == 1 for w in widths.values()), widths  # one feature length per model key
+    assert len(slots) == 16
+    assert len({LEARNED_PROBE.read(row).group for row in case_rows}) == 2  # a case's rows share their group
+
+
+def planted_row(case: int, leak: bool) -> dict:
+    """A six-option question whose options are mentioned in a seeded order; with ``leak`` the gold is the first
+    one mentioned, else a seeded option."""
+    rng = StableRng(derive_seed("recon-planted", case))
+    order = rng.shuffled(range(6))
+    gold = order[0] if leak else rng.below(6)
+    lines = [entry(600 * k + 60, f"Records show {PEOPLE[j]} at Kriagom Wharf on Day 1 between 09:00 and 10:00.")
+             for k, j in enumerate(order)]
+    lines += [entry(9000 + 60 * k, f"Staff attended Cuvia Arcade with {PEOPLE[j]} for a routine check.")
+              for k, j in enumerate(rng.shuffled(range(6)))]
+    question = ("The break-in at Cuvia Arcade took place on Day 1 between 09:00 and 10:00. Which of these people "
+                "is not accounted for by the records for the whole of that time?")
+    letter = "ABCDEF"[gold]
+    return {"prompt": prompt(lines, question, tuple(PEOPLE)), "answer_format": "mcq_single", "answer": letter,
+            "options": list(PEOPLE), "answer_items": [letter], "params": json.dumps({"case_seed": case}),
+            "difficulty": {"category": "temporal", "prompt_tokens": 1000}}
+
+
+@pytest.mark.parametrize("leak", [True, False])
+def test_the_probe_finds_a_planted_first_mention_leak_and_nothing_without_it(leak):
+    rows = [planted_row(case, leak) for case in range(60)]
+    (line,) = probe_lines(rows)
+    assert line.strategy == "learned_probe[temporal/mcq_single]"
+    if leak:
+        assert line.score > 0.8 and line.status == FAIL
+    else:
+        assert line.status == OK and line.score < 0.2
+
+
+def planted_ordering(case: int) -> dict:
+    """Items first named in a seeded order, then again in gold order: only the later mentions tell."""
+    rng = StableRng(derive_seed("recon-planted-order", case))
+    items = rng.sample(ITEMS, 4)
+    options = rng.shuffled(items)
+    lines = [review(60 * k, item) for k, item in enumerate(rng.shuffled(items))]
+    lines += [review(1440 * 5 + 60 * k, item) for k, item in enumerate(items)]
+    gold = [ORDER_LETTERS[options.index(item)] for item in items]
+    question = "The finding that Ana Bell is implicated in the break-in at Cuvia Arcade rests on a trail. Put the " \
+               "findings below in the order that trail passed through them."
+    return {"prompt": prompt(lines, question, tuple(options), "ordering"), "answer_format": "ordering",
+            "answer": json.dumps(gold), "options": options, "answer_items": [f"{a}>{b}" for a, b in
+                                                                               zip(gold, gold[1:], strict=False)],
+            "params": json.dumps({"case_seed": case}), "difficulty": {"category": "chain", "prompt_tokens": 1000}}
+
+
+def test_the_probe_orders_items_by_a_planted_second_mention():
+    rows = [planted_ordering(case) for case in range(30)]
+    (line,) = probe_lines(rows)
+    assert line.strategy == "learned_probe[chain/ordering]" and line.score > 0.8 and line.status == FAIL

@@ -276,6 +276,30 @@ def after_link(parsed: Parsed, body: str, variant: object) -> str | None:
     return _chosen(parsed, _ranked(values, "min", parsed.question))
 
 
+def latest_before(parsed: Parsed, body: str, variant: object) -> str | None:
+    """What the case mentions last before the question's (first) time (``before``; ``after``: first after it):
+    free form, the place in the case's line beside the question's subject; MCQ, the option (single) or the three
+    options (multiple)."""
+    times = question_times(parsed.question)
+    if not times:
+        return None
+    moment, before = times[0], variant == "before"
+    if parsed.format == "free_form":
+        subject, found = subject_mentions(parsed, body)
+        dated = [(place, stamp) for place, stamp in found if (at := question_times(stamp))
+                 and (at[0] <= moment if before else at[0] >= moment)]
+        if not dated:
+            return None
+        place, stamp = dated[-1] if before else dated[0]
+        return f"ANSWER: {subject} was at {place}, from {stamp}."
+    if len(parsed.options) != len(LETTERS):
+        return None
+    case = read_case(body)
+    values = [float(max((m for m in case.times(o) if m <= moment), default=-1)) if before
+              else float(min((m for m in case.times(o) if m >= moment), default=10**9)) for o in parsed.options]
+    return _chosen(parsed, _ranked(values, "max" if before else "min", parsed.question))
+
+
 _WHERE = re.compile(r"about where (?P<person>[A-Z][a-z]+ [A-Z][a-z]+) was on Day (?P<day>\d+) at about "
                     r"(?P<time>\d\d:\d\d)")
 
@@ -348,6 +372,9 @@ SHORTCUTS = (
     Shortcut("follows_withdrawn_link", "position",
              "the option mentioned soonest after (or nearest to) the entry of the question's withdrawn link",
              _strategy(MCQ, after_link), ("after", "nearest")),
+    Shortcut("latest_before_time", "position",
+             "the option, or the place beside the subject, mentioned last before (or first after) the question's time",
+             _strategy(("mcq_single", "mcq_multi", "free_form"), latest_before), ("before", "after")),
     Shortcut("same_time_account", "template",
              "the place named first / last by the entries giving the question's person, day and time",
              _strategy(("mcq_single", "free_form"), same_time), ("first", "last")),

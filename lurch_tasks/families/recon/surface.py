@@ -6,19 +6,19 @@ from __future__ import annotations
 
 import json
 import re
-import statistics
 from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ...core.probe import NEVER, RANK_FEATURES, mention_positions, rank_features
 from .case import at
 
 _HEADER_TIME = re.compile(r"^\[Day (\d+), (\d\d):(\d\d)\]")
 # "Day 19, 08:32", "Day 23 at about 14:15", "Day 1 between 18:59 and 20:47" (both ends)
 _QUESTION_TIME = re.compile(r"Day (\d+)(?:,| at about| around| between| from) (\d\d):(\d\d)"
                             r"(?: (?:and|to) (\d\d):(\d\d))?")
-RANKS = ("first", "second", "median", "last", "mean")
-MISSING = 1.0  # a rank an item does not have (never, or only once, mentioned): the end of the case
+RANKS = RANK_FEATURES[1:]  # first, second, median, last, mean
+MISSING = NEVER  # a rank an item does not have (never, or only once, mentioned): the end of the case
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class Case:
 
     def positions(self, needle: str) -> list[float]:
         """Where ``needle`` is mentioned, as fractions of the body (0 = its start)."""
-        return [k / max(1, len(self.body)) for k in offsets(self.body, needle)]
+        return mention_positions(self.body, needle)
 
     def times(self, needle: str) -> list[int]:
         """The entry time of every mention of ``needle`` (mentions outside entries left out)."""
@@ -98,15 +98,7 @@ def offsets(text: str, needle: str) -> list[int]:
 
 def rank(positions: list[float], which: str) -> float:
     """One rank statistic of a mention list (``RANKS``); ``MISSING`` when there is no such mention."""
-    if which == "first":
-        return positions[0] if positions else MISSING
-    if which == "second":
-        return positions[1] if len(positions) > 1 else MISSING
-    if which == "last":
-        return positions[-1] if positions else MISSING
-    if which == "median":
-        return statistics.median(positions) if positions else MISSING
-    return statistics.fmean(positions) if positions else MISSING
+    return rank_features(positions)[RANK_FEATURES.index(which)]
 
 
 def question_times(question: str) -> list[int]:
