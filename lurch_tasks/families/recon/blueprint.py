@@ -448,11 +448,10 @@ def interval_around(rng: StableRng, minute: int) -> tuple[int, int]:
 
 def build_conflict(names: Names, culprit: str, places: list[str]) -> tuple[Conflict, list[Entry]]:
     """Two incompatible accounts of where someone was, and a record from a stream that settles it. Every place
-    the question offers is named with the subject at that very day and time, and mentioned with the subject
-    twice: the other places by the subject's own report of where someone else was at that moment (no
-    conflict) and a record of a visit on another day, the false one also by a record from earlier that day
-    (so neither how often, nor when, nor beside the question's day and time a place is mentioned tells the
-    true one)."""
+    the question offers is named with the subject at that very day and time (the other places by the subject's
+    own report of where someone else was at that moment: no conflict), and by a record of the subject there
+    that day, logged like the settling one, at another hour for every place but the true one. So neither how
+    often, nor when, nor beside the question's day and time a place is mentioned tells the true one."""
     rng = names.rng
     subject = rng.choice([p for p in names.people if p != culprit])
     names.protected.add(subject)
@@ -478,15 +477,28 @@ def build_conflict(names: Names, culprit: str, places: list[str]) -> tuple[Confl
     entries.append(Entry(resolve.minute, resolve.entry_type, resolve.author, resolve.fact,
                          (f"claim:{subject}@{minute}:{true_place}", f"claim:{subject}@{minute}:{false_place}"),
                          resolve.establishes))
-    earlier = minute - rng.integer(4 * 60, 8 * 60)  # at the false place that morning: never near the moment
-    # logged like the settling record, so which of the two places is mentioned last is a coin toss
-    entries.append(visit_record(names, subject, false_place, earlier, day_of_minute(second) + 1,
-                                day_of_minute(second) + 2))
-    for place in others:
-        visit_day = rng.choice([d for d in range(3, 25) if abs(d - day) > 1])
-        morning = at(visit_day, 0) + rng.integer(8 * 60, 12 * 60)
-        entries.append(visit_record(names, subject, place, morning, visit_day + 1, visit_day + 4))
+    # every other place: a visit the same day, hours from the moment, logged like the settling record (so which
+    # place is mentioned last, or on which day, is a coin toss; only what covers the moment tells the true one)
+    for place, moment in zip([false_place, *others], visits_that_day(rng, minute, 1 + len(others)), strict=True):
+        entries.append(visit_record(names, subject, place, moment, day_of_minute(second) + 1,
+                                    day_of_minute(second) + 2))
     return Conflict(subject, minute, true_place, false_place, tuple(others), later_is_true), entries
+
+
+def visits_that_day(rng: StableRng, minute: int, n: int) -> list[int]:
+    """``n`` moments on ``minute``'s day, in working hours, at least 100 minutes from it and from each other (a
+    record's interval reaches at most 50 minutes either side)."""
+    day = at(day_of_minute(minute), 0)
+    chosen: list[int] = []
+    draws = 0
+    while len(chosen) < n:
+        draws += 1
+        if draws % 200 == 0:  # a packing that leaves no room: start again
+            chosen = []
+        moment = day + rng.integer(WORK_START, WORK_END)
+        if all(abs(moment - m) >= 100 for m in [minute, *chosen]):
+            chosen.append(moment)
+    return rng.shuffled(chosen)
 
 
 def visit_record(names: Names, person: str, place: str, moment: int, first_day: int, last_day: int) -> Entry:
