@@ -305,7 +305,7 @@ def build_blueprint(names: Names, hops: list[int], form: str) -> Blueprint:
     # the ordering questions' items are each named again, mirrored: next to the entry that names item k, a
     # cross-check names item n + 1 - k, so every rank statistic of an item's mentions (first, second, median,
     # last, mean) is shared with its mirror image and says nothing about the order (DESIGN 3.5)
-    entries += cross_checks(names, trails[asked], twin)
+    entries += cross_checks(names, trails[asked], twin, incident)
     entries += custody_checks(names, ordered)
     return Blueprint(domain, incident, culprit, tuple(trails), tuple(withdrawals), conflict, (discovery,),
                      alibi, custody, tuple(entries), asked, twin, ordered, absent, matched, asked, moment, plan)
@@ -375,11 +375,12 @@ def mirrored(items: list[str], first: str, last: str) -> list[list[str]]:
     return [[mirror.get(x, x) for x in sequence[j:j + 2]] for j in range(n + 1)]
 
 
-def cross_checks(names: Names, trail: Trail, twin: Trail) -> list[Entry]:
+def cross_checks(names: Names, trail: Trail, twin: Trail, incident: str) -> list[Entry]:
     """One cross-check of files beside each link and the ending of ``trail`` (and of its twin, whose entries sit
     beside the trail's), naming the mirror images of what that entry names."""
     rng = names.rng
-    conclusion = f"the account of {trail.person}"
+    # the ending's mirror names the finding itself (its person and incident), as the conclusion entry does
+    conclusion = "the finding that " + names.domain.conclusion.format(person=trail.person, incident=incident)
     own = mirrored(list(trail.clues), trail.origin, conclusion)
     other = mirrored(list(twin.clues), twin.origin, f"the account of {twin.person}")
     out = []

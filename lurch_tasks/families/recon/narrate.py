@@ -152,7 +152,8 @@ def patterns(domain: Domain) -> dict[str, str]:
         return text.replace(re.escape("{place}"), place).replace(re.escape("{person}"), name)
 
     incident = filled(domain.incident)
-    named = f"(?:{clue}|the account of {name})"
+    finding = "the finding that " + filled(domain.conclusion).replace(re.escape("{incident}"), incident)
+    named = f"(?:{clue}|the account of {name}|{finding})"
     items = f"{named}(?:(?:, | and ){named})*"  # a cross-check's files: findings and accounts
     return {
         "clue": clue, "a": clue, "b": clue, "thing": thing, "person": name, "witness": name, "items": items,
