@@ -141,6 +141,7 @@ class Blueprint:
     ordered_trail: int  # the trail the chain ordering question asks about (the chain question's own)
     cascade_moment: int  # the moment the integer cascade question asks about
     counterfactual: Plan
+    held: tuple[int, int]  # the retrieval state questions' (move, moment): the item is where move j took it
 
 
 class Names:
@@ -297,6 +298,8 @@ def build_blueprint(names: Names, hops: list[int], form: str) -> Blueprint:
     discovery, plan, discovery_entries = build_discovery(names, form)
     alibi, alibi_entries = build_alibi(names, alibi_place, incident, culprit)
     custody, custody_entries = build_custody(names, custody_places)
+    held, held_entries = plan_held(names, custody)
+    custody_entries += held_entries
     ordered, ordered_entries = build_custody(names, ordered_places)
     absent, absent_entries = build_elimination(names, roster_places[0])
     matched, matched_entries = build_stream_matching(names, roster_places[1])
@@ -308,7 +311,8 @@ def build_blueprint(names: Names, hops: list[int], form: str) -> Blueprint:
     entries += cross_checks(names, trails[asked], twin, incident)
     entries += custody_checks(names, ordered)
     return Blueprint(domain, incident, culprit, tuple(trails), tuple(withdrawals), conflict, (discovery,),
-                     alibi, custody, tuple(entries), asked, twin, ordered, absent, matched, asked, moment, plan)
+                     alibi, custody, tuple(entries), asked, twin, ordered, absent, matched, asked, moment, plan,
+                     held)
 
 
 def withdraw_entry(names: Names, trail: Trail, hop: int, minute: int, reason: str) -> Entry:
@@ -412,6 +416,32 @@ def custody_checks(names: Names, custody: Custody) -> list[Entry]:
                          rng.choice(names.domain.finding_types),
                          {"kind": "check", "place": places[len(places) - 1 - j], "thing": custody.thing}))
     return out
+
+
+def plan_held(names: Names, custody: Custody) -> tuple[tuple[int, int], list[Entry]]:
+    """The moment the 'where was it held' questions ask about (between move j and the next), and one register
+    check per place of the history: a uniform number (0-5) of the places it was not held at are checked
+    between move j and the moment, the others outside it. So the place named beside the item last before the
+    moment is the right one one time in six, and every place is named as often."""
+    rng = names.rng
+    minutes = [m for m, _ in custody.moves]
+    places = [p for _, p in custody.moves]
+    j = rng.below(len(minutes))
+    end = minutes[j + 1] if j + 1 < len(minutes) else min(minutes[j] + 2 * MINUTES_PER_DAY, at(LAST_DAY, 23, 59))
+    moment = rng.integer(minutes[j] + (end - minutes[j]) // 4, end - 1)
+    others = rng.shuffled([p for k, p in enumerate(places) if k != j])
+    inside = rng.below(len(others) + 1) if moment - minutes[j] > 4 * len(others) else 0
+    times = window_minutes(rng, minutes[j], moment, inside)
+    for _ in range(len(others) - inside + 1):  # the places checked outside the window, the held one last
+        while True:
+            minute = work_minute(rng, 2, LAST_DAY)
+            if not minutes[j] <= minute <= moment and minute not in times:
+                times.append(minute)
+                break
+    out = [entry(names, minute, rng.choice(names.domain.finding_types),
+                 {"kind": "check", "place": place, "thing": custody.thing})
+           for minute, place in zip(times, [*others[:inside], *others[inside:], places[j]], strict=True)]
+    return (j, moment), out
 
 
 def build_twin(names: Names, trail: Trail, withdrawn: int) -> tuple[Trail, list[Entry]]:

@@ -16,13 +16,12 @@ from itertools import combinations
 
 from ...core.rng import StableRng
 from .blueprint import Blueprint
-from .case import MINUTES_PER_DAY, Entry, at, clock, covered, day_of, stamp
+from .case import Entry, at, clock, covered, day_of, stamp
 from .questions import (
     DECOY_MODE,
     NUM_OPTIONS,
     Index,
     Question,
-    between,
     build_question,
     counterfactual_text,
     trail_proof,
@@ -290,9 +289,7 @@ def retrieval_ordering(bp: Blueprint, index: Index, rng: StableRng) -> Question:
 
 def retrieval_free_form(bp: Blueprint, index: Index, rng: StableRng) -> Question:
     moves = bp.custody.moves
-    j = rng.below(len(moves))
-    end = moves[j + 1][0] if j + 1 < len(moves) else moves[j][0] + 2 * MINUTES_PER_DAY
-    asked = between(rng, moves[j][0], end)
+    j, asked = bp.held
     thing = bp.custody.thing
     place, since = moves[j][1], stamp(moves[j][0])
     text = f"Where was {thing} held on {stamp(asked)}, and since when had it been there?"

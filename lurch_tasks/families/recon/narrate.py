@@ -46,10 +46,12 @@ TEMPLATES: dict[str, tuple[str, ...]] = {
               "Staff at {place} checked their register against the custody file of {thing}."),
     "report": ("{witness} reported that {person} was at {place} on Day {day} at about {time}.",
                "According to {witness}, {person} was at {place} on Day {day} around {time}."),
+    # decoy actions (counterfactual): phrased with the same gap between the result and the action as the
+    # result's own actions (done / blocked), so how close an option sits to the result's name says nothing
     "independent": ("Without waiting for the result on {clue}, {action} went ahead.",
-                    "Not needing the result on {clue}, the team carried out {action}."),
-    "cancelled": ("Planned for this time, {action} was called off for reasons unrelated to the result on {clue}.",
-                  "It was decided not to proceed with {action}, for reasons unrelated to the result on {clue}."),
+                    "Without needing the result on {clue} at all, {action} was carried out."),
+    "cancelled": ("Planned for this time, {action} was dropped: it had not awaited the result on {clue}.",
+                  "It was decided not to go on with {action}: the result on {clue} played no part."),
     "incident": ("Opening entry: {incident} took place on Day {day} between {start} and {end}.",),
 }
 MAX_REMARKS = 1  # 0-1 routine remarks per entry: the structure of a long-trail case must fit 16k tokens

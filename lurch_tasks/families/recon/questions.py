@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from ...core.rng import StableRng
 from .blueprint import Blueprint
-from .case import LAST_DAY, MINUTES_PER_DAY, Entry, at, clock, day_of, stamp
+from .case import Entry, clock, day_of, stamp
 
 CATEGORIES = ("chain", "cascade", "conflict", "counterfactual", "temporal", "retrieval")
 NUM_OPTIONS = 6
@@ -265,9 +265,7 @@ def retrieval_question(bp: Blueprint, index: Index, rng: StableRng, position: in
 def state_question(bp: Blueprint, index: Index, rng: StableRng, position: int) -> Question:
     """Where an item was held at a given moment, among every place its custody history names."""
     moves = bp.custody.moves
-    j = rng.below(len(moves))
-    end = moves[j + 1][0] if j + 1 < len(moves) else min(moves[j][0] + 2 * MINUTES_PER_DAY, at(LAST_DAY, 23, 59))
-    asked = between(rng, moves[j][0], end)
+    j, asked = bp.held
     last = len(moves) - 1
     wrong = [(place, "recency_bias" if k == last else "future_state" if k > j else "stale_state")
              for k, (_, place) in enumerate(moves) if k != j]
