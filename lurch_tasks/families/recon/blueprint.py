@@ -169,10 +169,12 @@ class Names:
                 return person
 
     def author(self, entry_type: str) -> str:
-        return f"{self.rng.choice(self.domain.entry_types[entry_type])} {self.person()}"
+        """Never a protected person: a line naming the question's subject is about them (so the places named
+        beside them are the question's own)."""
+        return f"{self.rng.choice(self.domain.entry_types[entry_type])} {self.sighted()}"
 
     def stream_author(self, role: str) -> str:
-        return f"{role} {self.person()}"
+        return f"{role} {self.sighted()}"
 
     def place(self) -> str:
         while True:
@@ -278,6 +280,8 @@ def build_blueprint(names: Names, hops: list[int], form: str) -> Blueprint:
     implicated = rng.sample(names.people, len(hops) - 1)
     culprit = implicated[0]
     persons = [culprit, *implicated]
+    subject = rng.choice([p for p in names.people if p not in persons])  # the conflict's: protected from the start
+    names.protected.add(subject)
     # every conclusion is reached before the first withdrawal can come, so which conclusions a withdrawal leaves
     # standing is independent of when they were reached (no "the later ones still stand" cue)
     trails = [build_trail(names, h, p) for h, p in zip(hops, persons, strict=True)]
@@ -294,7 +298,7 @@ def build_blueprint(names: Names, hops: list[int], form: str) -> Blueprint:
     asked = rng.below(len(trails))
     twin, twin_entries = build_twin(names, trails[asked], sum(w.trail == asked for w in withdrawals))
     entries += twin_entries
-    conflict, conflict_entries = build_conflict(names, culprit, conflict_places)
+    conflict, conflict_entries = build_conflict(names, subject, conflict_places)
     discovery, plan, discovery_entries = build_discovery(names, form)
     alibi, alibi_entries = build_alibi(names, alibi_place, incident, culprit)
     custody, custody_entries = build_custody(names, custody_places)
@@ -477,15 +481,13 @@ def interval_around(rng: StableRng, minute: int) -> tuple[int, int]:
     return minute - rng.integer(10, 50), minute + rng.integer(10, 50)
 
 
-def build_conflict(names: Names, culprit: str, places: list[str]) -> tuple[Conflict, list[Entry]]:
+def build_conflict(names: Names, subject: str, places: list[str]) -> tuple[Conflict, list[Entry]]:
     """Two incompatible accounts of where someone was, and a record from a stream that settles it. Every place
     the question offers is named with the subject at that very day and time (the other places by the subject's
     own report of where someone else was at that moment: no conflict), and by a record of the subject there
     that day, logged like the settling one, at another hour for every place but the true one. So neither how
     often, nor when, nor beside the question's day and time a place is mentioned tells the true one."""
     rng = names.rng
-    subject = rng.choice([p for p in names.people if p != culprit])
-    names.protected.add(subject)
     true_place, false_place, others = places[0], places[1], places[2:]
     day = rng.integer(3, 24)
     minute = at(day, 0) + rng.integer(13 * 60, 19 * 60)
