@@ -91,8 +91,9 @@ def recon_slots(name: str, rows: int | None, show: int, shortcuts: bool = True, 
         learned_table(name, family, items, kept, item_chances)
     if not shortcuts:
         return
-    print(f"## {name}: {len(indices)} rows (evenly spaced of {task_size(task)}), per slot; best variant per "
-          f"strategy; the {show} best strategies of each slot and every one above chance + max({MARGIN}, 2.5 SE)\n")
+    print(f"## {name}: {len(indices)} rows (evenly spaced of {task_size(task)}), per slot; "
+          f"{'every variant' if every_variant else 'the best variant of each strategy'}: the {show} best of each "
+          f"slot and every one above chance + max({MARGIN}, 2.5 SE)\n")
     print("| slot | rows | strategy | best variant | score | chance | margin | 2.5 SE |")
     print("|---|---|---|---|---|---|---|---|")
     for slot in sorted(scores):

@@ -195,6 +195,33 @@ def test_same_time_account_names_one_of_the_two_disagreeing_places(variant):
     assert answer("same_time_account", free, variant) == f"ANSWER: Ana Bell was at {picked} at that time."
 
 
+def oracle(day: int, time: str, fact: dict) -> str:
+    return json.dumps({"author": "Inspector Hal Iver", "day": day, "fact": fact, "time": time, "type": "NOTES"},
+                      sort_keys=True)
+
+
+def test_the_text_strategies_read_oracle_entries_too():
+    lines = [oracle(5, "10:00", {"day": 4, "kind": "statement", "person": "Ana Bell", "place": "Noduzon Arcade",
+                                 "time": "14:15"}),
+             oracle(6, "09:00", {"day": 4, "end": "15:05", "kind": "record", "person": "Ana Bell",
+                                 "place": "Cuvia Arcade", "start": "13:10"}),
+             oracle(7, "11:00", {"day": 4, "kind": "statement", "person": "Ana Bell", "place": "Cuvia Arcade",
+                                 "time": "14:15"})]
+    lines += [oracle(8 + k, "08:00", {"from": ITEMS[k], "kind": "withdraw", "reason": "a mix-up", "to": ITEMS[k + 1]})
+              for k in range(3)]
+    question = ("Two accounts disagree about where Ana Bell was on Day 4 at about 14:15. Where was Ana Bell at that "
+                "time?")
+    places = ("Gritux Wharf", "Noduzon Arcade", "Kriagom Wharf", "Cuvia Arcade", "Stepos Court", "Maeth Court")
+    text = render_prompt("oracle", "criminal", "\n".join(lines), render_question(question, places))
+    assert answer("same_time_account", text, "first") == "ANSWER: B"
+    assert answer("same_time_account", text, "last") == "ANSWER: D"
+    counting = ("Consider every person X for whom the case had reached the finding that X is implicated in the "
+                "break-in at Cuvia Arcade by Day 9, 12:00. For how many of them had every such finding lost all of its "
+                "support by then?")
+    text = render_prompt("oracle", "criminal", "\n".join(lines), render_question(counting, (), "integer"))
+    assert answer("surface_count", text, ("withdrawals", 0)) == "ANSWER: 2"
+
+
 def test_read_case_maps_offsets_to_entry_times():
     text = prompt([review(60, ITEMS[0]), review(1500, ITEMS[1])], "Which?", ())
     case = read_case(text.rpartition("Question: ")[0])

@@ -3,8 +3,12 @@ reasoning, one set per answer format. MCQ (single and multiple): the options' po
 question or with each other, where and how often they occur in the case (single: the top option; multiple:
 the top three). Ordering: the items by where they are first or last mentioned, by length, or in letter order.
 Integer: a constant. Free form: the place last / first / most often mentioned beside the question's subject.
-On a row of another format a strategy gives the seeded random answer (the chance baseline's own), so each is
-measured against chance on its own format only. Each must stay at chance."""
+Order- and time-aware (issue 27): items by their second / median / mean mention; the longest option whose
+findings appear in mention order; the options mentioned between the question's two times, or last before its
+time; a count of withdrawal (finding, people) entries before the moment, plus -1 / 0 / +1; the conclusion
+mentioned soonest after the withdrawn link's entry; the place of either account giving the question's time.
+On a row of another format (or one it cannot read) a strategy gives the seeded random answer (the chance
+baseline's own), so each is measured against chance on its own format only. Each must stay at chance."""
 
 from __future__ import annotations
 
@@ -206,7 +210,7 @@ def in_window(parsed: Parsed, body: str, variant: object) -> str | None:
 
 
 _FINDING = re.compile(r"the finding that [A-Z] (?P<tail>.+?) by Day")
-_WITHDRAWN = re.compile(r"(?i)withdrawn")
+_WITHDRAWN = re.compile(r"(?i)withdraw")  # "is withdrawn", "Withdrawn:", an oracle entry's "kind": "withdraw"
 COUNTS = ("withdrawals", "conclusions", "people", "withdrawals_all")
 OFFSETS = (-1, 0, 1)
 
@@ -313,8 +317,12 @@ def same_time_places(parsed: Parsed, body: str) -> tuple[str, list[str]] | None:
     person = asked.group("person")
     case = read_case(body)
     place = re.compile(patterns(parsed.domain)["place"])
-    lines = case.lines_with(person, f"Day {asked.group('day')} ", asked.group("time"))
-    return person, [m.group(0) for k in lines for m in place.finditer(case.line(k).partition("] [")[2])]
+    day = asked.group("day")
+    lines = [case.line(k) for k in case.lines_with(person, asked.group("time"))]
+    # a narrative account writes "on Day 4 at about 14:15"; an oracle entry has "day": 4 and "time": "14:15"
+    texts = [line if line.startswith("{") else line.partition("] [")[2] for line in lines
+             if f"Day {day} " in line or f'"day": {day},' in line]
+    return person, [m.group(0) for text in texts for m in place.finditer(text)]
 
 
 def same_time(parsed: Parsed, body: str, variant: object) -> str | None:
