@@ -396,8 +396,9 @@ def cross_checks(names: Names, trail: Trail, twin: Trail, incident: str) -> list
     for j, minute in enumerate(minutes):
         low = minutes[j - 1] if j else trail.minutes[0]
         high = minutes[j + 1] if j + 1 < len(minutes) else at(LAST_DAY, 23, 59)
-        # each pair in the real entry's order (so the mirror images' order within the line is reversed)
-        items = own[j] + other[j] if rng.below(2) else other[j] + own[j]
+        # each pair in either order, as the link phrasings name either end first
+        pairs = [pair if rng.below(2) else pair[::-1] for pair in (own[j], other[j])]
+        items = pairs[0] + pairs[1] if rng.below(2) else pairs[1] + pairs[0]
         out.append(entry(names, near(rng, minute, low + JITTER, high - JITTER),
                          rng.choice(names.domain.finding_types), {"kind": "xref", "items": join_items(items)}))
     return out

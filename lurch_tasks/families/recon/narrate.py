@@ -54,7 +54,7 @@ TEMPLATES: dict[str, tuple[str, ...]] = {
                   "It was decided not to go on with {action}: the result on {clue} played no part."),
     "incident": ("Opening entry: {incident} took place on Day {day} between {start} and {end}.",),
 }
-MAX_REMARKS = 1  # 0-1 routine remarks per entry: the structure of a long-trail case must fit 16k tokens
+MAX_REMARKS = 0  # no routine remarks: the structure of a long-trail case (with its cross-checks) must fit 16k tokens
 HEADER = re.compile(r"^\[Day (\d+), (\d\d):(\d\d)\] \[([A-Z /-]+)\] \[([^\]]+)\] (.*)$")
 
 
@@ -95,7 +95,7 @@ def fact_sentence(fact: dict, domain: Domain, incident: str, rng: StableRng) -> 
 
 
 def narrate(entries: list[Entry], domain: Domain, incident: str, rng: StableRng) -> list[str]:
-    """One line per entry (in the given order): header, fact sentence, 0-1 remarks."""
+    """One line per entry (in the given order): header, fact sentence (and up to MAX_REMARKS routine remarks)."""
     pool = remarks()
     lines = []
     for e in entries:
