@@ -663,7 +663,7 @@ def build_elimination(names: Names, place: str) -> tuple[Roster, list[Entry]]:
     """Five of six people recorded at ``place`` on one day; the sixth recorded elsewhere that day."""
     rng = names.rng
     day = rng.integer(3, 24)
-    people = rng.sample(names.people, ROSTER)
+    people = rng.sample([p for p in names.people if p not in names.protected], ROSTER)  # never a subject
     gold = people[rng.below(ROSTER)]
     entries = [roster_record(names, p, names.place() if p == gold else place, day,
                              rng.choice(names.domain.streams).name) for p in people]
@@ -675,7 +675,7 @@ def build_stream_matching(names: Names, place: str) -> tuple[Roster, list[Entry]
     (there are exactly six pairs): the gold is the one the question's two streams both recorded."""
     rng = names.rng
     day = rng.integer(3, 24)
-    people = rng.sample(names.people, ROSTER)
+    people = rng.sample([p for p in names.people if p not in names.protected], ROSTER)  # never a subject
     streams = [s.name for s in names.domain.streams]
     pairs = rng.shuffled([(a, b) for i, a in enumerate(streams) for b in streams[i + 1:]])
     entries = []
