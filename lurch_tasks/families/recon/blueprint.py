@@ -159,7 +159,8 @@ class Names:
         self._actions: set[str] = set()
 
     def person(self) -> str:
-        return self.rng.choice(self.people)
+        """Anyone but a protected person (whose lines are all about the question that names them)."""
+        return self.sighted()
 
     def sighted(self) -> str:
         """Someone a routine record or statement may place somewhere."""
