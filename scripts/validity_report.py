@@ -115,14 +115,14 @@ def recon_slots(name: str, rows: int | None, show: int, shortcuts: bool = True, 
 
 
 def learned_table(name: str, family, items: list, kept: list[dict], chances: list[float]) -> None:
-    """The learned probe's held-out score per slot: fitted per answer format (as the audit does) and, a stronger
-    attacker, per slot."""
+    """The learned probe's held-out score per slot: fitted per slot (as the audit does) and, for comparison, per
+    answer format (one model over the slots of a format)."""
     print(f"## {name}: learned surface probe, held out by case ({len(items)} rows)\n")
     print("| slot | rows | model per format | AUC | model per slot | AUC | chance |")
     print("|---|---|---|---|---|---|---|")
-    per_format = evaluate(items, kept, chances, family.learned_probe, family.score)
-    per_slot = evaluate([dataclasses.replace(item, model=item.report) for item in items], kept, chances,
-                        family.learned_probe, family.score)
+    per_format = evaluate([dataclasses.replace(item, model=item.report.rpartition("/")[2]) for item in items], kept,
+                          chances, family.learned_probe, family.score)
+    per_slot = evaluate(items, kept, chances, family.learned_probe, family.score)
     for a, b in zip(per_format, per_slot, strict=True):
         base = mean(list(a.chances))
         cells = []

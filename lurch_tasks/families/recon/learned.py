@@ -217,8 +217,8 @@ def _stamp_minute(stamp: str) -> int | None:
 # --- read and decode ---------------------------------------------------------------------------------------
 
 def read(row: dict) -> ProbeItem | None:
-    """A generated row as the probe sees it: grouped by case, one model per answer format, reported per
-    category/format; None for a row that is not RECON's."""
+    """A generated row as the probe sees it: grouped by case, one model per category/format slot, reported per
+    slot; None for a row that is not RECON's."""
     parsed = split_prompt(row["prompt"], read_case=False)
     if parsed is None:
         return None
@@ -226,7 +226,8 @@ def read(row: dict) -> ProbeItem | None:
     maker = {"mcq_single": mcq_candidates, "mcq_multi": mcq_candidates, "ordering": ordering_candidates,
              "integer": integer_candidates, "free_form": free_form_candidates}[row["answer_format"]]
     case = str(json.loads(row["params"])["case_seed"])
-    return ProbeItem(case, row["answer_format"], f"{row['difficulty']['category']}/{row['answer_format']}",
+    slot = audit_slot(row)  # one model per slot: a per-format model is the weaker attack (it averages slots)
+    return ProbeItem(case, slot, slot,
                      maker(q, row))
 
 
@@ -248,3 +249,14 @@ LEARNED_PROBE = LearnedProbe(
     "RECON candidates (options, ordered item pairs, numbers 0-15, places beside the subject) with their mention "
     "ranks, mention times against the question's times, distance to the question's entities, length, overlap, "
     "position and mention-order fit; one model per answer format, held out by case", read, decode)
+
+
+def audit_slot(row: dict) -> str:
+    """The slot a row is audited in: its question category and answer format (the quota matrix's cell)."""
+    return f"{row['difficulty']['category']}/{row['answer_format']}"
+
+
+def slot_chance(slot: str) -> float | None:
+    """A uniform option, subset or permutation scores 0 exactly (see ``chance``); integer and free-form slots are
+    measured with the seeded guess."""
+    return 0.0 if slot.rpartition("/")[2] in ("mcq_single", "mcq_multi", "ordering") else None
