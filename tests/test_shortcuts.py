@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from lurch_tasks.core.generation import generate_row, iter_rows, resolve_task
+from lurch_tasks.core.probe import LearnedProbe
 from lurch_tasks.core.registry import all_tasks, get_family
 from lurch_tasks.core.shortcuts import (
     EXPECTED,
@@ -248,6 +249,7 @@ def test_every_family_registers_shortcuts_and_probes():
         assert family.shortcuts and family.probes and family.compared_knobs, family.name
         kinds = {s.kind for s in family.shortcuts} | {p.kind for p in family.probes}
         assert {"position", "frequency", "length", "family"} <= kinds, (family.name, kinds)
+        assert isinstance(family.learned_probe, LearnedProbe), f"{family.name} registers no learned probe"
 
 
 def test_paper_faithful_configs_are_never_in_the_default_suite():
