@@ -20,6 +20,7 @@ from ...core.instance import Instance, instance_id
 from ...core.names import one_edit
 from ...core.rng import StableRng, canonical_json, derive_seed
 from ...core.tokens import reference_counter
+from .balance import balance_compare, balance_count
 from .competitors import competitor_counts, competitor_keys, decoy_facts, neighbour_keys, paths, same_signature
 from .config import FACT_TOKENS_ESTIMATE, Cell, ImplicitHopConfig, shape
 from .filler import filler_lines
@@ -40,7 +41,7 @@ from .questions import (
 from .schema import BY_ID, COMPARE_RELATIONS, COUNT_RELATIONS, PLURALS, YEAR
 
 FAMILY = "implicit_hop"
-VERSION = "0.2.0"
+VERSION = "0.3.0"
 VOCABULARY = ("english_words.txt", "last_names.txt", "first_names.txt", "cities.txt")  # names avoid these
 COMPARED_KNOBS = ("evidence_order", "question_style")
 LINE_SEPARATOR = "\n"
@@ -263,6 +264,11 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
     # The drawn competitors of every hop go in whole; the level is exact, so the others may not come in with
     # the rest of the pool.
     decoys = decoy_facts(kb, question_drawn, config.competitors_per_hop, StableRng(derive_seed(rng_seed, "decoys")))
+    # a join's competitor ends get years / cities that tell a relation-blind walk nothing (balance.py)
+    balancer = {"compare": balance_compare, "count": balance_count}.get(question_drawn.join.kind)
+    balanced: dict = {}
+    if balancer is not None:
+        kb, balanced = balancer(kb, question_drawn, decoys, StableRng(derive_seed(rng_seed, "balance")))
     left_out = {f.key() for f in decoys} | competitor_keys(question_drawn)  # the competitors not drawn stay out
     pool = distractor_pool(kb, required, question_drawn, config.distractors, left_out)
     neighbours = neighbour_keys(kb, question_drawn, decoys)
@@ -328,7 +334,7 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
     fitted = settle_to_budget(render, meter.count, len(fitting), cell.context_tokens, 0, len(distractor_ids))
     layout, order = arranged(fitted.blocks)
     return _instance(config, config_name, seed, split, index, cell, kb, question_drawn, required, lines, order,
-                     layout, meter, fitted.text, question, setup, near_misses, reference, facts, len(decoys))
+                     layout, meter, fitted.text, question, setup, near_misses, reference, facts, len(decoys), balanced)
 
 
 def _first_fit(lines: list[int], costs: list[int], room: int) -> tuple[list[int], list[int]]:
@@ -419,7 +425,7 @@ def answer_of(kb: KnowledgeBase, question: Question) -> tuple[str, str, list[str
 
 
 def _instance(config, config_name, seed, split, index, cell, kb, question_drawn, required, lines, order, layout,
-              meter, prompt, question, setup, near_misses, reference, facts, decoys) -> Instance:
+              meter, prompt, question, setup, near_misses, reference, facts, decoys, balanced) -> Instance:
     branches = question_drawn.branches
     present = {facts[i].key() for i in order if i < len(facts)}
     competitors = competitor_counts(question_drawn, present)
@@ -463,6 +469,7 @@ def _instance(config, config_name, seed, split, index, cell, kb, question_drawn,
         "join": _join_record(kb, join),
         "layout": {"before": layout.before, "gaps": list(layout.gaps)},
         "near_misses": near_misses,
+        **({"balanced": balanced} if balanced else {}),  # a join's redrawn competitor ends (balance.py)
         "tokenizer": config.tokenizer,
         "chat_template": config.chat_template,
         "config": config_to_dict(config),

@@ -262,7 +262,8 @@ def _prompt_seed(prompt: str) -> int:
 def _relation_blind_walk(prompt: str, choice: str) -> str:
     """Every chain walked blind to its relations; a list names the ends; a comparison or a count then takes
     its final step over the ends it reached (the year of each, the city of each), ends it could not reach
-    left out."""
+    left out. A joined question whose items are all named (a count at depth 2) abstains: with no hop to walk,
+    reading the join's relation is the task itself."""
     v = view(prompt)
     if v.asked is None:
         return ""
@@ -270,6 +271,8 @@ def _relation_blind_walk(prompt: str, choice: str) -> str:
     ends = [blind_walk(v, chain, choice, derive_seed(seed, k)) for k, chain in enumerate(v.asked.chains)]
     if v.asked.join[0] == "list":
         return "FINAL ANSWER: " + "; ".join(end or "" for end in ends)
+    if not any(chain and chain[1] for chain in v.asked.chains):
+        return ""  # every item is named: no hop to walk blind, the join's lookup is the reasoning itself
     reached = [end for end in ends if end is not None]
     answer = join_answer(v.facts, reached, v.asked.join) if reached else None
     return "" if answer is None else f"FINAL ANSWER: {answer}"
