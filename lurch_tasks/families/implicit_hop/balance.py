@@ -1,29 +1,29 @@
-"""The join's values of a hop's competitor ends, so that a relation-blind walk's join says nothing.
+"""A count's cities, so that a relation-blind reading of the count says nothing.
 
-A comparison or a count takes one more step over the chains' ends: a year, or a city. The chain's last entity hop
-has ``competitors_per_hop`` same-signature competitors, whose values (the *competitor ends*) are entities of the
-answer's type, and their join facts are in the context (``competitors.neighbour_keys``). Left as the knowledge base
-drew them, those values gave the answer away to a reader who never reads a relation:
+A count takes one more step over the chains' ends: "how many of them live in <city>?". Left as the knowledge
+base drew them, the cities gave the count away to a reader who never reads which relation a line states:
 
-* compare: the winner is the extreme of the chains' ends, and a competitor end's year is a random one, so the
-  extreme year among every end a type-consistent walk reaches is the winner one time in four (the gold ends'
-  share of the reached ends), far above picking among the dated entities (``reachable_extreme_year``).
-* count: a competitor end is almost never a native of the named city, so a walk that lands on one counts 0
-  and a count of 0 is always right for it.
+* the join's own lookup: a person has four city relations (born in, lives in, studied in, holidays in), the
+  relations of one signature never share a value, and the named city is rarely any of them by chance; so
+  "the items with a line linking them to the city" were almost exactly the ones counted (at depth 2, where every
+  item is named, the whole answer);
+* the chain's last hop: its competitor ends (the values of the last bridge's other same-signature facts) were
+  almost never natives of the city, so a walk that landed on one counted 0, and a count of 0 was always right.
 
-Here, per instance and seeded, the competitor ends' join values are redrawn (the knowledge base is the
-instance's own): compare, the number of competitor ends more extreme than the winner is uniform from 0 to all of
-them, so the winner's rank among the ends a blind walk reaches is uniform over the ranks it can have; count,
-every chain's options (its gold end and its competitor ends) hold the same seeded number of natives whether the
-gold end is one or not, so the option a walk takes is a native one time in two, whatever the gold. The gold
-ends' own values never change, nor does any entity the question passes through.
+Here, per instance and seeded (the knowledge base is the instance's own), every end the count can reach holds
+one line to the named city: a gold end not counted gets one of its join competitors (drawn in the context) set
+to the city; and every chain's options (gold end and competitor ends) hold the same seeded number of natives
+whether the gold end is one or not, each competitor end with exactly one line to the city too. A reader who
+does not read relations then sees the same thing on every item. The gold ends' join values never change (the
+answer is the knowledge base's), nor does any fact of an entity the question passes through but the competitor
+relations of its ends.
 """
 
 from __future__ import annotations
 
 from ...core.rng import StableRng
 from .competitors import same_signature
-from .kb import YEAR_RANGES, Fact, KnowledgeBase
+from .kb import Fact, KnowledgeBase
 from .questions import Question
 from .schema import BY_ID
 
@@ -45,61 +45,63 @@ def competitor_ends(question: Question, decoys: list[Fact]) -> list[list[int]]:
     return out
 
 
-def _with_values(kb: KnowledgeBase, relation: str, values: dict[int, int]) -> KnowledgeBase:
-    """The knowledge base with ``relation``'s value of each entity in ``values`` replaced (phrasing kept)."""
-    facts = tuple(Fact(f.relation, f.source, values[f.source], f.phrasing)
-                  if f.relation == relation and f.source in values else f for f in kb.facts)
+def _with_values(kb: KnowledgeBase, values: dict[tuple[str, int], int]) -> KnowledgeBase:
+    """The knowledge base with the value of each (relation, source) in ``values`` replaced (phrasing kept)."""
+    facts = tuple(Fact(f.relation, f.source, values[f.key()], f.phrasing) if f.key() in values else f
+                  for f in kb.facts)
     return KnowledgeBase(kb.names, kb.types, facts)
-
-
-def balance_compare(kb: KnowledgeBase, question: Question, decoys: list[Fact],
-                    rng: StableRng) -> tuple[KnowledgeBase, dict]:
-    """Competitor ends' years: a seeded number ``beyond`` (uniform over 0 .. all of them, as far as the year
-    range allows) lie beyond the winner's year in the asked direction, the others behind it; each year uniform
-    in its side of the range, never the winner's. Returns the knowledge base and the record of the draw."""
-    join = question.join
-    ends = sorted({e for chain in competitor_ends(question, decoys) for e in chain})
-    if not ends:
-        return kb, {"beyond": 0, "years": {}}
-    low, high = YEAR_RANGES[BY_ID[join.relation].source]
-    winner = kb.value(join.relation, join.answer)
-    ahead, behind = ((low, winner - 1), (winner + 1, high)) if join.direction == "earliest" else (
-        (winner + 1, high), (low, winner - 1))
-    room = max(ahead[1] - ahead[0] + 1, 0)
-    beyond = rng.below(len(ends) + 1) if room else 0
-    chosen = set(rng.sample(ends, beyond))
-    years = {e: rng.integer(*(ahead if e in chosen else behind)) for e in ends}
-    record = {"beyond": beyond, "years": {kb.names[e]: y for e, y in years.items()}}
-    return _with_values(kb, join.relation, years), record
 
 
 def balance_count(kb: KnowledgeBase, question: Question, decoys: list[Fact],
                   rng: StableRng) -> tuple[KnowledgeBase, dict]:
-    """Competitor ends' cities: per chain, a seeded number ``natives`` (1 .. the competitor ends) of its
-    options (gold end and competitor ends) live in / were born in the named city, the gold end counted as it
-    is; a competitor end made a native or not gets the city or another seeded city none of its other city
-    relations names (the relations of one signature never share a value). Returns the knowledge base and the
-    record of the draw."""
+    """The knowledge base with the count's cities balanced (module docstring), and the record of the draws:
+    per chain the natives wanted among its options and the competitor ends made natives, and the ends whose
+    join competitor was set to the city."""
     join = question.join
-    siblings = same_signature(join.relation)
+    city, relations = join.target, (join.relation, *same_signature(join.relation))
     cities = kb.of_type(BY_ID[join.relation].target)
-    values: dict[int, int] = {}
-    record = []
+    drawn = {fact.key() for fact in decoys}
+    values: dict[tuple[str, int], int] = {}
+
+    def value(relation: str, entity: int) -> int:
+        return values.get((relation, entity), kb.value(relation, entity))
+
+    def link(entity: int, choices: list[str]) -> str | None:
+        """One of ``choices`` (competitor relations of the join) set to the city, unless one already names it."""
+        if any(value(r, entity) == city for r in relations) or not choices:
+            return None
+        chosen = rng.choice(choices)
+        values[(chosen, entity)] = city
+        return kb.names[entity]
+
+    linked = [link(b.answer, [r for r in same_signature(join.relation) if (r, b.answer) in drawn])
+              for b in question.branches if kb.value(join.relation, b.answer) != city]
+    chains, seen = [], set()
     for branch, ends in zip(question.branches, competitor_ends(question, decoys), strict=True):
-        ends = [e for e in ends if e not in values]
+        ends = [e for e in ends if e not in seen]
+        seen.update(ends)
         if not ends:
-            record.append(None)
+            chains.append(None)
             continue
-        gold = int(kb.value(join.relation, branch.answer) == join.target)
-        wanted = 1 + rng.below(len(ends))
-        # an end whose other city relation names the city cannot be a native by this one
-        free = [e for e in ends if all(kb.value(s, e) != join.target for s in siblings)]
-        natives = set(rng.sample(free, min(max(wanted - gold, 0), len(free))))
+        wanted = 1 + rng.below(len(ends))  # natives among the options, whatever the gold end is
+        natives = set(rng.sample(ends, max(wanted - int(kb.value(join.relation, branch.answer) == city), 0)))
         for e in ends:
-            if e in natives:
-                values[e] = join.target
-            elif kb.value(join.relation, e) == join.target:
-                taken = {join.target} | {kb.value(s, e) for s in siblings}
-                values[e] = rng.choice([c for c in cities if c not in taken])
-        record.append({"natives": wanted, "made": sorted(kb.names[e] for e in natives)})
-    return _with_values(kb, join.relation, values), {"chains": record}
+            if e in natives:  # the join names the city; another relation that named it gets another city
+                for r in same_signature(join.relation):
+                    if value(r, e) == city:
+                        values[(r, e)] = _other_city(kb, e, relations, city, cities, value, rng)
+                values[(join.relation, e)] = city
+            else:
+                if value(join.relation, e) == city:
+                    values[(join.relation, e)] = _other_city(kb, e, relations, city, cities, value, rng)
+                link(e, list(same_signature(join.relation)))
+        chains.append({"natives": wanted, "made": sorted(kb.names[e] for e in natives)})
+    record = {"linked": sorted(name for name in linked if name), "chains": chains}
+    return _with_values(kb, values), record
+
+
+def _other_city(kb: KnowledgeBase, entity: int, relations: tuple[str, ...], city: int, cities: list[int], value,
+                rng: StableRng) -> int:
+    """A seeded city none of the entity's city relations names (they never share a value), not the named one."""
+    taken = {city} | {value(r, entity) for r in relations}
+    return rng.choice([c for c in cities if c not in taken])

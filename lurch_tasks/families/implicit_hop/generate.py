@@ -20,7 +20,7 @@ from ...core.instance import Instance, instance_id
 from ...core.names import one_edit
 from ...core.rng import StableRng, canonical_json, derive_seed
 from ...core.tokens import reference_counter
-from .balance import balance_compare, balance_count
+from .balance import balance_count
 from .competitors import competitor_counts, competitor_keys, decoy_facts, neighbour_keys, paths, same_signature
 from .config import FACT_TOKENS_ESTIMATE, Cell, ImplicitHopConfig, shape
 from .filler import filler_lines
@@ -264,11 +264,10 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
     # The drawn competitors of every hop go in whole; the level is exact, so the others may not come in with
     # the rest of the pool.
     decoys = decoy_facts(kb, question_drawn, config.competitors_per_hop, StableRng(derive_seed(rng_seed, "decoys")))
-    # a join's competitor ends get years / cities that tell a relation-blind walk nothing (balance.py)
-    balancer = {"compare": balance_compare, "count": balance_count}.get(question_drawn.join.kind)
     balanced: dict = {}
-    if balancer is not None:
-        kb, balanced = balancer(kb, question_drawn, decoys, StableRng(derive_seed(rng_seed, "balance")))
+    if question_drawn.join.kind == "count":  # cities that tell a relation-blind reading nothing (balance.py)
+        kb, balanced = balance_count(kb, question_drawn, decoys, StableRng(derive_seed(rng_seed, "balance")))
+        decoys = [kb.by_key[fact.key()] for fact in decoys]  # a join competitor may now name the city
     left_out = {f.key() for f in decoys} | competitor_keys(question_drawn)  # the competitors not drawn stay out
     pool = distractor_pool(kb, required, question_drawn, config.distractors, left_out)
     neighbours = neighbour_keys(kb, question_drawn, decoys)
@@ -469,7 +468,7 @@ def _instance(config, config_name, seed, split, index, cell, kb, question_drawn,
         "join": _join_record(kb, join),
         "layout": {"before": layout.before, "gaps": list(layout.gaps)},
         "near_misses": near_misses,
-        **({"balanced": balanced} if balanced else {}),  # a join's redrawn competitor ends (balance.py)
+        **({"balanced": balanced} if balanced else {}),  # a count's balanced cities (balance.py)
         "tokenizer": config.tokenizer,
         "chat_template": config.chat_template,
         "config": config_to_dict(config),
