@@ -1,12 +1,14 @@
-"""ImplicitHop's count gives a relation-blind reading nothing (balance.py): every end the count can reach has one
-line to the named city, a chain's competitor ends are natives as often as its gold end, and a count whose items
-are all named is no walk at all. The checks read the prompt (facts parsed with the templates) and the params."""
+"""ImplicitHop gives a reader who skips the reasoning nothing. A count (balance.py): every end it can reach has
+one line to the named city, a chain's competitor ends are natives as often as its gold end, and a count whose
+items are all named is no walk at all. Dispersion 0: lines of a chain's last relation about other subjects sit
+in the evidence block too. The checks read the prompt (facts parsed with the templates) and the params."""
 
 from __future__ import annotations
 
 import json
 
 from lurch_tasks.core.generation import generate_row, resolve_task
+from lurch_tasks.families.implicit_hop import score
 from lurch_tasks.families.implicit_hop.baselines import facts_of
 from lurch_tasks.families.implicit_hop.schema import RELATIONS, YEAR
 from lurch_tasks.families.implicit_hop.shortcuts import SHORTCUTS
@@ -82,3 +84,13 @@ def test_a_blind_count_of_named_items_says_nothing_about_the_answer():
     # the answer plus the few items that named the city by another relation, 2-5 on an answer of 1-3)
     items = {f"FINAL ANSWER: {len(json.loads(row['params'])['branches'])}" for row in rows}
     assert {blind(row["prompt"], "first") for row in rows} == items
+
+
+def test_at_dispersion_zero_the_last_relation_nearest_the_start_is_seldom_the_answer():
+    rows = _rows("implicit_hop_dispersion", {"dispersions": [0.0], "num_samples": 24})
+    nearest = BY_NAME["nearest_last_relation"].answer
+    found = sum(score(row, nearest(row["prompt"], None))["score"] for row in rows) / len(rows)
+    # 0.2.0: 0.65 on these rows (the evidence one closed block, every other line of the relation outside it);
+    # the block now holds a few of them, within the dispersion tolerance
+    assert found <= 0.45, found  # 0.28
+    assert all(0 <= row["difficulty"]["evidence_dispersion"] <= 0.85 * 0.02 for row in rows)

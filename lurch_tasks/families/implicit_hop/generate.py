@@ -175,13 +175,15 @@ def required_keys(question: Question) -> list[tuple[str, int]]:
 
 
 def gold_like(order: list[int], evidence: int, decoys: set[int], costs: list[int], reference: list[int],
-              rng: StableRng, primary: frozenset[int] = frozenset()) -> list[int]:
+              rng: StableRng, primary: frozenset[int] = frozenset(),
+              closest: frozenset[int] = frozenset()) -> list[int]:
     """The line order with the ``decoys`` (competitor lines, and lines of the question's relations about other
     subjects) where the evidence lines are: each one outside the evidence window trades places with a seeded
     other distractor inside it of the same token costs (so the dispersion and the prompt's tokens stay as
     they were); where none is left (a narrow window, dispersion 0), it moves next to the window, before or
     after it (seeded). A walk that takes the candidate nearest the chain's previous line then meets a
-    competitor as near as the gold fact. Lines ``0 .. evidence - 1`` are the evidence."""
+    competitor as near as the gold fact. The ``primary`` lines take the window's slots first; of the lines left
+    over, the ``closest`` go nearest the window. Lines ``0 .. evidence - 1`` are the evidence."""
     order = list(order)
     at = [k for k, line in enumerate(order) if line < evidence]
     first, last = min(at), max(at)
@@ -201,11 +203,34 @@ def gold_like(order: list[int], evidence: int, decoys: set[int], costs: list[int
             order[k], order[slot] = order[slot], order[k]
         else:
             unplaced.append(order[k])
-    for line in unplaced:  # next to the window: outside it, so the tokens inside do not change
+    unplaced = [line for line in unplaced if line not in closest] + [line for line in unplaced if line in closest]
+    for line in unplaced:  # next to the window: outside it, so the tokens inside do not change (the last nearest)
         order.remove(line)
         at = [k for k, other in enumerate(order) if other < evidence]
         order.insert(min(at) if rng.below(2) else max(at) + 1, line)
     return order
+
+
+ZERO_SPREAD = 0.7 * DISPERSION_TOLERANCE  # distractor share inside the evidence block at dispersion 0
+ZERO_SPREAD_MAX = 0.85 * DISPERSION_TOLERANCE  # a layout whose lines overshoot this keeps the block closed
+
+
+def zero_spread_layout(costs: list[int], evidence: int, target: float, seed: int,
+                       stratum: tuple[int, int]) -> Layout:
+    """The layout for ``target``; at 0, one that opens the evidence block by ``ZERO_SPREAD`` of the distractor
+    tokens (within the tolerance) where whole lines allow, so a few lines of the chains' relations about other
+    subjects can sit among the evidence (``gold_like``); a closed block where they would overshoot."""
+    if target != 0 or evidence < 2:
+        return disperse(costs, evidence, target, StableRng(seed), stratum)
+    opened = disperse(costs, evidence, ZERO_SPREAD, StableRng(seed), stratum)
+    if not 0 < opened.dispersion <= ZERO_SPREAD_MAX:
+        return disperse(costs, evidence, 0.0, StableRng(seed), stratum)
+    # each of the few lines in a seeded gap, uniformly: as far from a chain's first line as its other lines are
+    spread = StableRng(derive_seed(seed, "zero-spread"))
+    gaps = [0] * (evidence - 1)
+    for _ in range(sum(opened.gaps)):
+        gaps[spread.below(evidence - 1)] += 1
+    return Layout(opened.before, tuple(gaps), opened.inside_tokens, opened.distractor_tokens)
 
 
 def with_near_misses(kb: KnowledgeBase, branches: list[Branch],
@@ -304,12 +329,18 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
     start_lines = {b.start: [i for i in distractor_ids if i < len(facts) and mentions(facts[i], b.start)]
                    for b in branches}
 
+    # Lines of a chain's last relation about other subjects: at dispersion 0 the evidence is one block, and the
+    # line of the last relation nearest the start's first line was the answer; these lines take the block's few
+    # slots (ZERO_SPREAD) and stand nearest it.
+    enders = frozenset(i for i in alike if facts[i].relation in {b.relations[-1] for b in branches if b.relations})
+    primary, closest = (enders, enders) if cell.dispersion == 0 else (frozenset(decoy_ids), frozenset())
+
     def arranged(n: int) -> tuple[Layout, list[int]]:
         chosen = distractor_ids[:n]
-        layout = disperse([reference[i] for i in chosen], len(evidence_ids), cell.dispersion, StableRng(layout_seed),
-                          stratum)
+        layout = zero_spread_layout([reference[i] for i in chosen], len(evidence_ids), cell.dispersion, layout_seed,
+                                    stratum)
         order = gold_like(layout.order(evidence_ids, chosen), len(evidence_ids), alike, costs, reference,
-                          StableRng(derive_seed(layout_seed, "decoys")), frozenset(decoy_ids))
+                          StableRng(derive_seed(layout_seed, "decoys")), primary, closest)
         return layout, starts_first(order, len(evidence_ids), [start_lines[b.start] for b in branches],
                                     StableRng(derive_seed(layout_seed, "starts")))
 
