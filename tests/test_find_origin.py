@@ -15,6 +15,7 @@ from lurch_tasks.core.generation import generate_row, iter_rows, resolve_task
 from lurch_tasks.core.instance import content_hash, schema_errors
 from lurch_tasks.core.registry import all_tasks, get_family
 from lurch_tasks.core.tokens import within_budget_tolerance
+from lurch_tasks.families.find_origin.config import DEFAULT_D_VALUES
 from lurch_tasks.families.find_origin.prompt import parse_line
 
 FAMILY = get_family("find_the_origin")
@@ -67,6 +68,66 @@ def test_random_only_the_target_chain_keeps_d(d):
     assert FAMILY.audit(row) == []
 
 
+def _starts(pairs):
+    """Rows of chain starts: lines whose left word no line links to."""
+    targets = {b for _, b in pairs}
+    return {i for i, (a, _) in enumerate(pairs) if a not in targets}
+
+
+def _random_rows(**overrides):
+    task = resolve_task("find_the_origin_random", {"context_tokens": [1024], "num_samples": 2, **overrides})
+    return list(iter_rows(task, range(task.config.size())))
+
+
+def on_list_ds(ds, destination, links, n):
+    return [d for d in ds if 0 <= destination - links * d < n]
+
+
+@pytest.mark.parametrize("chain_length", [2, 3, 6])
+def test_random_puts_chain_shaped_decoys_around_the_destination(chain_length):
+    # The origin sits (chain_length - 1) * |d| lines from the destination; a plain shuffle left a chain start on
+    # only 1/L of the lines where another d's origin would be, so "the start k lines away" beat chance (issue 27).
+    # Every decoy d' has a start there and no start where its middle links would be, like the target chain.
+    rows = _random_rows(chain_lengths=[chain_length], num_samples=1, context_tokens=[2048])
+    links = chain_length - 1
+    for row in rows:
+        pairs, params = _pairs(row), json.loads(row["params"])
+        destination, starts, ds = params["target_rows"][-1], _starts(pairs), params["decoy_d"]
+        assert params["cell"]["d"] not in ds and len(ds) >= (27 if chain_length == 2 else 14), row["id"]
+        on_list = [destination - links * d for d in ds if 0 <= destination - links * d < len(pairs)]
+        assert set(on_list) <= starts, row["id"]
+        middles = {destination - k * d for d in ds for k in range(1, links)}
+        assert not middles & starts, row["id"]
+        # to a reader of which lines start chains, the target is exactly one of the chain shapes drawn
+        shaped = [d for d in DEFAULT_D_VALUES if destination - links * d in starts
+                  and not any(destination - k * d in starts for k in range(1, links))]
+        assert sorted(shaped) == sorted([*on_list_ds(ds, destination, links, len(pairs)), params["cell"]["d"]])
+
+
+def test_random_line_distance_to_the_destination_says_no_more_than_chance():
+    # Measured on generated rows: knowing the origin's exact line distance (chain_length - 1) * |d|, but not its
+    # side, an attacker finds it only by guessing the side (1/2: jitter keeps both sides on the list); "the start k
+    # lines away, above first" finds it only when it is above: 1/28 of the grid per k, as one signed offset does.
+    # Plain shuffle and jitter: 0.71 and up to 0.071 (a start above half the time; list ends tell the side).
+    rows = _random_rows(context_tokens=[1024, 2048])
+    found, off_list = 0, 0
+    attack, allowed = dict.fromkeys(range(2, 16), 0), dict.fromkeys(range(2, 16), 0)
+    for row in rows:
+        pairs, target_rows = _pairs(row), json.loads(row["params"])["target_rows"]
+        starts, origin, destination = _starts(pairs), target_rows[0], target_rows[-1]
+        k = abs(origin - destination)
+        found += (destination - k if destination - k in starts else destination + k) == origin
+        off_list += not 0 <= 2 * destination - origin < len(pairs)  # the line mirroring the origin
+        for distance in attack:
+            pick = next((r for r in (destination - distance, destination + distance) if r in starts), None)
+            attack[distance] += pick == origin
+            allowed[distance] += origin == destination - distance or (origin == destination + distance
+                                                                      and destination - distance < 0)
+    assert off_list == 0 and found / len(rows) <= 0.5
+    assert attack == allowed
+    assert max(attack.values()) / len(rows) <= 1 / len(DEFAULT_D_VALUES) + 0.01
+
+
 def test_target_position_moves_the_chain():
     top = json.loads(generate_row(_small(d_values=[1], target_position=0.0), 0)["params"])["target_rows"][0]
     mid = json.loads(generate_row(_small(d_values=[1], target_position="centre"), 0)["params"])["target_rows"][0]
@@ -85,8 +146,10 @@ def test_default_jitter_spreads_the_target_and_records_it():
         params = json.loads(row["params"])
         assert params["target_position_mode"] == "jitter" and params["target_fraction"] == row["difficulty"][
             "target_position"]
-        n, first = row["difficulty"]["num_lines"], params["target_rows"][0]
-        assert first == int((n - (5 + 1)) * params["target_fraction"] + 0.5)  # the recorded choice explains the row
+        n, destination = row["difficulty"]["num_lines"], params["target_rows"][-1]
+        # the recorded choice explains the row: the destination's depth among lines >= |d| = 5 from both ends
+        assert params["target_margin"] == 5
+        assert destination == 5 + int((n - 1 - 2 * 5) * params["target_fraction"] + 0.5)
 
 
 def test_centred_origin_mirrors_the_destination_and_jitter_breaks_it():

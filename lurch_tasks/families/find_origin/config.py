@@ -49,8 +49,9 @@ class FindOriginConfig:
     ``tokenizer``; with ``chat_template`` it is counted inside that tokenizer's chat template, as lm-eval's
     ``--apply_chat_template`` sends it.
 
-    ``target_position``: ``"jitter"`` (default) puts the target chain at a seeded uniform depth, recorded
-    per instance, so no line of the answer can be computed from the layout; ``"centre"`` is the paper's
+    ``target_position``: ``"jitter"`` (default) puts the destination's line at a seeded uniform depth among the
+    lines at least the origin's distance from both ends, recorded per instance, so no line of the answer can be
+    computed from the layout and the list's ends do not tell the origin's side; ``"centre"`` is the paper's
     centring (the origin then mirrors the destination: a known hole, for paper-faithful configs only); a
     number in 0..1 fixes the depth fraction.
     """

@@ -16,11 +16,21 @@ from ...core.rng import StableRng, canonical_json, derive_seed
 from ...core.tokens import REFERENCE_TOKENIZER
 from ...core.vocab import load_words
 from .config import Cell, FindOriginConfig
-from .lines import VOCABULARY, Layout, RandomLines, StructuredLines, Window, WordSource, lines_within, link_costs
+from .lines import (
+    VOCABULARY,
+    Layout,
+    RandomLines,
+    StructuredLines,
+    Window,
+    WordSource,
+    decoys,
+    lines_within,
+    link_costs,
+)
 from .prompt import PROMPT_HEAD, parse_line, render_line, render_prompt, render_question
 
 FAMILY = "find_the_origin"
-VERSION = "2.1.0"
+VERSION = "2.2.0"
 # Knobs that studies compare: left out of the instance seed, so the target chain and word stream stay fixed.
 COMPARED_KNOBS = ("arrangement", "target_position")
 
@@ -64,14 +74,18 @@ def generate(config: FindOriginConfig, seed: int, split: str, index: int, config
     cell: Cell = setup.cell
     cfg_hash, src_hash, rng_seed = setup.config_hash, setup.source_hash, setup.rng_seed
     position = target_fraction(config.target_position, rng_seed)
-    layout = Layout(cell.d, cell.chain_length, position)
+    # Jitter keeps the destination's line at least the origin's distance from both ends (see Layout).
+    margin = (cell.chain_length - 1) * abs(cell.d) if config.target_position == "jitter" else 0
+    layout = Layout(cell.d, cell.chain_length, position, margin)
     meter = prompt_meter(config.tokenizer, config.chat_template)
     words = WordSource(StableRng(derive_seed(rng_seed, "words")), cell.chain_length)
     slot = StableRng(derive_seed(rng_seed, "slot")).below(abs(cell.d))
+    shapes = None
     if config.arrangement == "structured":
         source: StructuredLines | RandomLines = StructuredLines(layout, slot, words)
     else:
-        source = RandomLines(layout, words, derive_seed(rng_seed, "shuffle"))
+        shapes = decoys(config.d_values, cell.chain_length, cell.d, StableRng(derive_seed(rng_seed, "decoys")))
+        source = RandomLines(layout, words, derive_seed(rng_seed, "shuffle"), shapes)
     question = render_question(source.target_words[-1])
     target_tokens = cell.length if cell.length_unit == "tokens" else 0
     if target_tokens:
@@ -115,7 +129,9 @@ def generate(config: FindOriginConfig, seed: int, split: str, index: int, config
         "arrangement": config.arrangement,
         "target_position_mode": config.target_position if isinstance(config.target_position, str) else "fixed",
         "target_fraction": position,
+        "target_margin": margin,
         "target_slot": slot if config.arrangement == "structured" else None,
+        "decoy_d": list(shapes.ds) if shapes else None,
         "lines_above_target": layout.lines_above(num_lines),
         "target_rows": target_rows,
         "target_chain": chain,

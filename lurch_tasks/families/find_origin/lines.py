@@ -23,11 +23,19 @@ VOCABULARY = ("english_words.txt",)
 
 @dataclass(frozen=True)
 class Layout:
-    """Where the target chain sits in a window of ``n`` lines."""
+    """Where the target chain sits in a window of ``n`` lines.
+
+    With ``margin`` = 0 (the paper's centring, fixed depth fractions), ``position`` is the depth fraction of the
+    chain's first line within the lines the chain can start on. With ``margin`` > 0 (seeded jitter: the origin's
+    distance to the destination, span - 1) it is the depth fraction of the destination's line among the lines at
+    least ``margin`` from both ends of the list (as far as the list allows). Then where the destination sits is
+    the same for d and -d, so the ends of the list do not tell on which side of it the origin is (with the chain
+    placed uniformly, a destination near the bottom had its origin above)."""
 
     d: int
     chain_length: int
-    position: float  # depth fraction of the target chain's first line within the free lines
+    position: float
+    margin: int = 0
 
     @property
     def span(self) -> int:
@@ -35,7 +43,16 @@ class Layout:
         return (self.chain_length - 1) * abs(self.d) + 1
 
     def lines_above(self, n: int) -> int:
-        return int((n - self.span) * self.position + 0.5)
+        return int(self.lines_above_many(np.asarray([n], dtype=np.int64))[0])
+
+    def lines_above_many(self, n: np.ndarray) -> np.ndarray:
+        """Lines above the chain's first line in windows of ``n`` lines; it grows by 0 or 1 line per line added."""
+        if not self.margin:
+            return ((n - self.span) * self.position + 0.5).astype(np.int64)
+        margin = np.minimum(self.margin, (n - 1) // 2)
+        destination = margin + ((n - 1 - 2 * margin) * self.position + 0.5).astype(np.int64)
+        top = destination - (self.span - 1 if self.d > 0 else 0)
+        return np.clip(top, 0, n - self.span)
 
     def link_offset(self, k: int) -> int:
         """Offset of link k (0 = origin's link) from the target's first line: later links are d lines
@@ -125,19 +142,55 @@ class StructuredLines:
         """Word ids of the lines added by growth steps [start, stop): step t (from 0) grows the window from
         span + t to span + t + 1 lines, at the top when ``lines_above`` goes up, else at the bottom."""
         step = np.arange(start + 1, stop + 1)
-        above = (step * self.layout.position + 0.5).astype(np.int64)
-        before = ((step - 1) * self.layout.position + 0.5).astype(np.int64)
+        above = self.layout.lines_above_many(self.layout.span + step)
+        before = self.layout.lines_above_many(self.layout.span + step - 1)
         positions = np.where(above > before, -above, self.layout.span + step - above - 1)
         sources, targets, _ = self._line_words(positions)
         return sources, targets
 
 
+@dataclass(frozen=True)
+class Decoys:
+    """Chain-shaped decoys around the destination, as offsets from its line: for every decoy d' of ``ds``, the
+    line (chain_length - 1) * -d' away holds a chain start (where the origin of d' would be) and the lines k * -d'
+    away, 0 < k < chain_length - 1, hold lines that are not chain starts (where its middle links would be)."""
+
+    ds: tuple[int, ...] = ()
+    starts: tuple[int, ...] = ()
+    links: tuple[int, ...] = ()
+
+
+def _shape(d: int, links: int) -> tuple[int, set[int]]:
+    return -links * d, {-k * d for k in range(1, links)}
+
+
+def decoys(d_values: tuple[int, ...], chain_length: int, d: int, rng: StableRng) -> Decoys:
+    """Every other d' of the grid whose shape fits beside the target's and the decoys' before it (in a seeded
+    order): the target chain is then one of many that look alike to a reader of which lines start a chain, so the
+    line distance of a start to the destination says no more than chance. With 2-link chains every d' fits; with
+    longer ones a d' whose origin line is where another's middle link is cannot join (11-23 of the other 27 do)."""
+    links = chain_length - 1
+    chosen = [d]
+    for other in rng.shuffled(sorted(x for x in d_values if x != d)):
+        start, middles = _shape(other, links)
+        if all(start not in _shape(x, links)[1] and _shape(x, links)[0] not in middles for x in chosen):
+            chosen.append(other)
+    decoy_ds = sorted(chosen[1:])
+    starts = sorted(_shape(x, links)[0] for x in decoy_ds)
+    middles = sorted({m for x in decoy_ds for m in _shape(x, links)[1]} - set(_shape(d, links)[1]))
+    return Decoys(tuple(decoy_ds), tuple(starts), tuple(middles))
+
+
 class RandomLines:
     """Only the target chain obeys d; distractor lines come from other chains (keys 0, 1, ...) in a seeded
-    shuffle. Distractor line i is link i % L of chain i // L."""
+    shuffle. Distractor line i is link i % L of chain i // L.
 
-    def __init__(self, layout: Layout, words: WordSource, shuffle_seed: int) -> None:
-        self.layout, self.words, self.shuffle_seed = layout, words, shuffle_seed
+    Around the destination, ``decoys`` fixes which lines are chain starts and which are not (see ``Decoys``), as
+    far as the distractor starts and other lines go; the rest is shuffled. A plain shuffle left a start on only
+    1/L of the lines where the origin of another d would be, so the origin stuck out by its distance."""
+
+    def __init__(self, layout: Layout, words: WordSource, shuffle_seed: int, decoys: Decoys = Decoys()) -> None:
+        self.layout, self.words, self.shuffle_seed, self.decoys = layout, words, shuffle_seed, decoys
         self.target = self.target_words = words.chain(-1)
         self.target_ids = words.chain_ids(np.asarray([-1]))[0]
 
@@ -147,15 +200,34 @@ class RandomLines:
         rows = np.arange(len(lines))
         return ids[rows, link], ids[rows, link + 1]
 
+    def _order(self, count: int, free: np.ndarray, destination: int) -> np.ndarray:
+        """The distractor line on each free row (top to bottom): decoy starts and decoy links in the seeded
+        shuffle's order, the other lines shuffled over the rest."""
+        order = np.asarray(StableRng(derive_seed(self.shuffle_seed, count)).shuffled(range(count)), dtype=np.int64)
+        is_start = order % self.layout.chain_length == 0
+        rows = np.full(count, -1, dtype=np.int64)
+        used = np.zeros(count, dtype=bool)  # positions in ``order`` already placed
+        for offsets, pool, salt in ((self.decoys.starts, np.flatnonzero(is_start), "slots"),
+                                    (self.decoys.links, np.flatnonzero(~is_start), "links")):
+            wanted = np.flatnonzero(np.isin(free, destination + np.asarray(offsets, dtype=np.int64)))
+            if len(pool) < len(wanted):  # too few lines of the kind: a seeded choice of the rows gets one
+                picked = StableRng(derive_seed(self.shuffle_seed, count, salt)).sample(range(len(wanted)), len(pool))
+                wanted = wanted[np.sort(np.asarray(picked, dtype=np.int64))]
+            rows[wanted] = order[pool[: len(wanted)]]
+            used[pool[: len(wanted)]] = True
+        rows[rows < 0] = order[~used]
+        return rows
+
     def window(self, n: int) -> Window:
         length = self.layout.chain_length
         count = n - length
         sources, targets = self._distractor_words(np.arange(count))
-        order = np.asarray(StableRng(derive_seed(self.shuffle_seed, count)).shuffled(range(count)), dtype=np.int64)
         top = self.layout.lines_above(n)
         target_rows = sorted(top + self.layout.link_offset(k) for k in range(length))
         is_target = np.zeros(n, dtype=bool)
         is_target[target_rows] = True
+        destination = top + self.layout.link_offset(length - 1)
+        order = self._order(count, np.flatnonzero(~is_target), destination)
         row_sources, row_targets = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
         row_sources[~is_target], row_targets[~is_target] = sources[order], targets[order]
         for k in range(length):

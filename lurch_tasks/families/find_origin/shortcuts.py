@@ -105,6 +105,23 @@ def _read_d(prompt: str, _: object) -> str:
     return _answer(_source_at(v, v.destination_row - (chain_length - 1) * d))
 
 
+@lru_cache(maxsize=8)
+def _origin_like_rows(prompt: str) -> frozenset[int]:
+    return frozenset(_origin_like(view(prompt)))
+
+
+def _start_at_distance(prompt: str, variant: tuple[int, int]) -> str:
+    """The chain start exactly k lines from the destination's line, looking on one side first (``first`` = -1:
+    above), then on the other: an attacker who guesses |(chain_length - 1) * d| but not its sign."""
+    k, first = variant
+    v = view(prompt)
+    if v.destination_row < 0:
+        return _answer(None)
+    starts = _origin_like_rows(prompt)
+    rows = (v.destination_row + first * k, v.destination_row - first * k)
+    return _answer(next((v.pairs[r][0] for r in rows if r in starts), None))
+
+
 def _central_start(prompt: str, _: object) -> str:
     v = view(prompt)
     rows = _origin_like(v)
@@ -127,6 +144,7 @@ def _origin_centrality(row: dict) -> list[tuple[float, bool]]:
 
 
 _OFFSETS = tuple(delta for delta in range(-MAX_OFFSET, MAX_OFFSET + 1) if delta)
+_DISTANCES = tuple((k, first) for k in range(1, MAX_ABS_D + 1) for first in (-1, 1))
 
 SHORTCUTS = (
     Shortcut("first_line", "position", "left word of the first line", _by_row(lambda v, _: 0)),
@@ -137,6 +155,8 @@ SHORTCUTS = (
              _by_row(lambda v, k: len(v.pairs) - k - v.destination_row), variants=(1, 0)),
     Shortcut("offset", "family", "left word of the line a fixed number of rows above the destination's line "
              "(best fixed offset)", _by_row(lambda v, delta: v.destination_row - delta), variants=_OFFSETS),
+    Shortcut("start_at_distance", "family", "the chain start exactly k lines from the destination's line, one side "
+             "first, else the other (best k and side)", _start_at_distance, variants=_DISTANCES),
     Shortcut("central_origin_like", "position", "the chain start nearest the middle of the list", _central_start),
     Shortcut("most_frequent", "frequency", "the most frequent word other than the destination", _most_frequent),
     Shortcut("nearest_origin_like", "frequency", "the chain start (a word nothing links to) nearest the "

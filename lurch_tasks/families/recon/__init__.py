@@ -24,6 +24,7 @@ from .baselines import guess, solve
 from .config import MIN_CONTEXT_TOKENS, ReconConfig
 from .formats import FORMATS, quota_table
 from .generate import COMPARED_KNOBS, FAMILY, VERSION, VOCABULARY, generate
+from .learned import LEARNED_PROBE, audit_slot, slot_chance
 from .prompt import letters_for
 from .questions import CATEGORIES
 from .shortcuts import PROBES, SHORTCUTS
@@ -152,7 +153,9 @@ register_family(
             "five formats (MCQ single and multiple, integer, ordering, free form), each with an explicit abstain "
             "and each answer derived from the case's provenance DAG."
         ),
-        compared_knobs=COMPARED_KNOBS, shortcuts=SHORTCUTS, probes=PROBES, max_gen_toks=max_gen_toks,
+        compared_knobs=COMPARED_KNOBS, shortcuts=SHORTCUTS, probes=PROBES, learned_probe=LEARNED_PROBE,
+        audit_slot=audit_slot, slot_chance=slot_chance,
+        max_gen_toks=max_gen_toks,
         token_target=token_target,
         knob_properties=(
             ("context_tokens", "`target_tokens`; `params.case_tokens` (the longest of the case's sixteen prompts)."),

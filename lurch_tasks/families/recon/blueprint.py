@@ -20,6 +20,12 @@ ORDERED_MOVES = 7  # the ordering question's history: every place but the one it
 ROSTER = 6  # people in the elimination and stream-matching rosters
 CONFLICT_PLACES = 6
 LAST_CONCLUSION_DAY = 18  # trails conclude by then; withdrawals come after
+LAST_LINK_DAY = 14  # every trail's links come before every conclusion (days 15-18): a withdrawn link's entry is
+# followed by every conclusion, so which one follows it most closely is the earliest, not the link's own
+FIRST_WITHDRAWAL_DAY = 19
+CORRECTION_HOPS = 5  # links of the closed line whose withdrawals change no conclusion
+DECOYS = 5  # counterfactual: actions inside the question's window that do not await the result
+JITTER = 4  # minutes between a trail's entry and its twin's (or its cross-check's) neighbour
 WORK_START, WORK_END = 7 * 60, 21 * 60  # entries are written in working hours
 MIN_GAP = 10  # minutes between the entries of one trail, one custody history, one result's actions
 
@@ -63,6 +69,19 @@ class Discovery:
     clue: str
     minute: int
     actions: tuple[Action, ...]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The counterfactual questions' window: the result moved to ``moved`` (later or earlier); ``gold`` actions
+    are the result's own inside the window, ``decoys`` actions inside it that do not await the result, drawn
+    from the same times (so being mentioned between the question's two times singles out nothing)."""
+
+    form: str  # "later" | "earlier"
+    moved: int
+    gold: tuple[Action, ...]
+    decoys: tuple[Action, ...]
+    k: int  # how many gold options the multiple-answer question offers
 
 
 @dataclass(frozen=True)
@@ -119,7 +138,10 @@ class Blueprint:
     ordered: Custody  # a second custody history (the ordering question)
     absent: Roster  # elimination
     matched: Roster  # stream matching
-    ordered_trail: int  # the trail the chain ordering question asks about
+    ordered_trail: int  # the trail the chain ordering question asks about (the chain question's own)
+    cascade_moment: int  # the moment the integer cascade question asks about
+    counterfactual: Plan
+    held: tuple[int, int]  # the retrieval state questions' (move, moment): the item is where move j took it
 
 
 class Names:
@@ -137,7 +159,8 @@ class Names:
         self._actions: set[str] = set()
 
     def person(self) -> str:
-        return self.rng.choice(self.people)
+        """Anyone but a protected person (whose lines are all about the question that names them)."""
+        return self.sighted()
 
     def sighted(self) -> str:
         """Someone a routine record or statement may place somewhere."""
@@ -147,10 +170,12 @@ class Names:
                 return person
 
     def author(self, entry_type: str) -> str:
-        return f"{self.rng.choice(self.domain.entry_types[entry_type])} {self.person()}"
+        """Never a protected person: a line naming the question's subject is about them (so the places named
+        beside them are the question's own)."""
+        return f"{self.rng.choice(self.domain.entry_types[entry_type])} {self.sighted()}"
 
     def stream_author(self, role: str) -> str:
-        return f"{role} {self.person()}"
+        return f"{role} {self.sighted()}"
 
     def place(self) -> str:
         while True:
@@ -231,15 +256,20 @@ def trail_entries(names: Names, origin: str, clues: list[str], minutes: list[int
     return out
 
 
-def build_trail(names: Names, hops: int, person: str, end_day: int, span_days: int) -> Trail:
-    start_day = max(2, end_day - span_days)
-    minutes = spread(names.rng, at(start_day, 0), at(end_day, 23, 59), hops + 2)
+def build_trail(names: Names, hops: int, person: str) -> Trail:
+    """A lead and its links on days spread before ``LAST_LINK_DAY``, then the conclusion in the conclusions'
+    block (days 15-18)."""
+    rng = names.rng
+    end_day = rng.integer(5, LAST_LINK_DAY)
+    start_day = max(2, end_day - rng.integer(3, 12))
+    minutes = spread(rng, at(start_day, 0), at(end_day, 23, 59), hops + 1)
+    minutes.append(work_minute(rng, LAST_LINK_DAY + 1, LAST_CONCLUSION_DAY))
     return Trail(names.clue(), tuple(names.clue() for _ in range(hops)), person, tuple(minutes))
 
 
-def build_blueprint(names: Names, hops: list[int]) -> Blueprint:
+def build_blueprint(names: Names, hops: list[int], form: str) -> Blueprint:
     """The structural case. ``hops``: the link count of each conclusion trail (the first two implicate the
-    culprit)."""
+    culprit); ``form``: the counterfactual questions' direction (the result moved ``later`` or ``earlier``)."""
     domain, rng = names.domain, names.rng
     # places only one part may mention, set aside before any other part picks a place
     alibi_place = names.reserve(1)[0]
@@ -251,85 +281,187 @@ def build_blueprint(names: Names, hops: list[int]) -> Blueprint:
     implicated = rng.sample(names.people, len(hops) - 1)
     culprit = implicated[0]
     persons = [culprit, *implicated]
+    subject = rng.choice([p for p in names.people if p not in persons])  # the conflict's: protected from the start
+    names.protected.add(subject)
     # every conclusion is reached before the first withdrawal can come, so which conclusions a withdrawal leaves
     # standing is independent of when they were reached (no "the later ones still stand" cue)
-    trails = [build_trail(names, h, p, rng.integer(6, LAST_CONCLUSION_DAY), rng.integer(3, 18))
-              for h, p in zip(hops, persons, strict=True)]
+    trails = [build_trail(names, h, p) for h, p in zip(hops, persons, strict=True)]
     entries: list[Entry] = []
     for trail in trails:
         ending = {"kind": "conclude", "person": trail.person}
         entries += trail_entries(names, trail.origin, list(trail.clues), list(trail.minutes), ending)
-    # every trail but the culprit's second loses one link after its conclusion; the culprit's first is the trap
-    # (its conclusion survives through the independent second trail)
-    withdrawals = []
-    for k, trail in enumerate(trails):
-        if k == 1:
-            continue
-        hop = rng.below(len(trail.clues))
-        minute = spread(rng, at(LAST_CONCLUSION_DAY + 1, 0), at(LAST_DAY, 20), 1)[0]
-        withdrawals.append(Withdrawal(k, hop, minute, rng.choice(domain.invalidations)))
-    for w in withdrawals:
-        trail = trails[w.trail]
-        source = trail.origin if w.hop == 0 else trail.clues[w.hop - 1]
-        target = trail.clues[w.hop]
-        entries.append(entry(names, w.minute, rng.choice(domain.finding_types),
-                             {"kind": "withdraw", "from": source, "to": target, "reason": w.reason},
-                             (f"link:{source}>{target}",), (f"withdrawn:{source}>{target}",)))
+    closed = build_trail(names, CORRECTION_HOPS, names.person())
+    entries += trail_entries(names, closed.origin, list(closed.clues), list(closed.minutes),
+                             {"kind": "close", "person": closed.person})
+    moment, withdrawals, corrections = plan_withdrawals(names, trails, closed)
+    for trail, hop, minute, reason in [(trails[w.trail], w.hop, w.minute, w.reason) for w in withdrawals] + corrections:
+        entries.append(withdraw_entry(names, trail, hop, minute, reason))
     asked = rng.below(len(trails))
-    twin, twin_entries = build_twin(names, trails[asked], next((w for w in withdrawals if w.trail == asked), None))
+    twin, twin_entries = build_twin(names, trails[asked], sum(w.trail == asked for w in withdrawals))
     entries += twin_entries
-    conflict, conflict_entries = build_conflict(names, culprit, conflict_places)
-    discoveries, discovery_entries = build_discoveries(names)
+    conflict, conflict_entries = build_conflict(names, subject, conflict_places)
+    discovery, plan, discovery_entries = build_discovery(names, form)
     alibi, alibi_entries = build_alibi(names, alibi_place, incident, culprit)
     custody, custody_entries = build_custody(names, custody_places)
+    held, held_entries = plan_held(names, custody)
+    custody_entries += held_entries
     ordered, ordered_entries = build_custody(names, ordered_places)
     absent, absent_entries = build_elimination(names, roster_places[0])
     matched, matched_entries = build_stream_matching(names, roster_places[1])
     entries += (conflict_entries + discovery_entries + alibi_entries + custody_entries + ordered_entries
                 + absent_entries + matched_entries)
-    # the ordering questions' items are each named once before the first and once after the last of them (a
-    # trail's findings logged and reviewed, a custody history's places checked), so the order in which items are
-    # first or last mentioned says nothing about their order. The trail is the shortest but the chain question's
-    # (whose options must not tell its own findings from the twin's by such entries).
-    ordered_trail = min((k for k in range(len(trails)) if k != asked), key=lambda k: (len(trails[k].clues), k))
-    entries += bracket_mentions(names, list(trails[ordered_trail].clues), "clue", "intake", "review",
-                                trails[ordered_trail].minutes[1], trails[ordered_trail].minutes[-1])
-    entries += bracket_mentions(names, [place for _, place in ordered.moves], "place", "check", "check",
-                                ordered.moves[0][0], ordered.moves[-1][0])
-    return Blueprint(domain, incident, culprit, tuple(trails), tuple(withdrawals), conflict, tuple(discoveries),
-                     alibi, custody, tuple(entries), asked, twin, ordered, absent, matched, ordered_trail)
+    # the ordering questions' items are each named again, mirrored: next to the entry that names item k, a
+    # cross-check names item n + 1 - k, so every rank statistic of an item's mentions (first, second, median,
+    # last, mean) is shared with its mirror image and says nothing about the order (DESIGN 3.5)
+    entries += cross_checks(names, trails[asked], twin, incident)
+    entries += custody_checks(names, ordered)
+    return Blueprint(domain, incident, culprit, tuple(trails), tuple(withdrawals), conflict, (discovery,),
+                     alibi, custody, tuple(entries), asked, twin, ordered, absent, matched, asked, moment, plan,
+                     held)
 
 
-def bracket_mentions(names: Names, items: list[str], slot: str, before: str, after: str, first: int, last: int
-                     ) -> list[Entry]:
-    """For each item an entry of kind ``before`` at a random time before ``first`` and one of kind ``after`` at
-    a random time after ``last`` (``slot``: the fact field that names the item)."""
+def withdraw_entry(names: Names, trail: Trail, hop: int, minute: int, reason: str) -> Entry:
+    clues = [trail.origin, *trail.clues]
+    source, target = clues[hop], clues[hop + 1]
+    return entry(names, minute, names.rng.choice(names.domain.finding_types),
+                 {"kind": "withdraw", "from": source, "to": target, "reason": reason},
+                 (f"link:{source}>{target}",), (f"withdrawn:{source}>{target}",))
+
+
+def plan_withdrawals(names: Names, trails: list[Trail], closed: Trail
+                     ) -> tuple[int, list[Withdrawal], list[tuple[Trail, int, int, str]]]:
+    """The integer cascade question's moment and every withdrawal. Each trail but the culprit's two loses one
+    link; the count that has fallen by the moment is drawn uniformly first. Routine withdrawals that change no
+    conclusion (links of the culprit's first trail, the trap, and of a closed line) fill up the rest so that
+    exactly ``fatal`` withdrawal entries come before the moment and as many after it, whatever the answer:
+    counting them, or reading the moment's day, says nothing."""
+    rng, domain = names.rng, names.domain
+    fatal = list(range(2, len(trails)))
+    fallen = rng.below(len(fatal) + 1)
+    moment = at(rng.integer(21, LAST_DAY - 2), 0) + rng.integer(WORK_START, WORK_END)
+    before = spread(rng, at(FIRST_WITHDRAWAL_DAY, 0), moment - 30, len(fatal))
+    after = spread(rng, moment + 30, at(LAST_DAY, 20), len(fatal))
+    fatal_before = set(rng.sample(range(len(fatal)), fallen))
+    fatal_after = set(rng.sample(range(len(fatal)), len(fatal) - fallen))
+    fatal_minutes = [m for k, m in enumerate(before) if k in fatal_before]
+    fatal_minutes += [m for k, m in enumerate(after) if k in fatal_after]
+    routine_minutes = [m for k, m in enumerate(before) if k not in fatal_before]
+    routine_minutes += [m for k, m in enumerate(after) if k not in fatal_after]
+    withdrawals = [Withdrawal(k, inner_hop(rng, trails[k]), m, rng.choice(domain.invalidations))
+                   for k, m in zip(rng.shuffled(fatal), fatal_minutes, strict=True)]
+    pool = [(0, hop) for hop in range(1, len(trails[0].clues))] + [(-1, hop) for hop in range(len(closed.clues))]
+    corrections = []
+    for (k, hop), minute in zip(rng.sample(pool, len(routine_minutes)), routine_minutes, strict=True):
+        if k == 0:
+            withdrawals.append(Withdrawal(0, hop, minute, rng.choice(domain.invalidations)))
+        else:
+            corrections.append((closed, hop, minute, rng.choice(domain.invalidations)))
+    return moment, sorted(withdrawals, key=lambda w: w.minute), corrections
+
+
+def inner_hop(rng: StableRng, trail: Trail) -> int:
+    """A link between two of the trail's findings (never the lead's own link): both ends are items of the chain
+    questions, so the withdrawal's extra mentions fall on an item and its neighbour, mirror-symmetrically."""
+    return rng.integer(1, len(trail.clues) - 1)
+
+
+def near(rng: StableRng, minute: int, low: int, high: int) -> int:
+    """A minute within ``JITTER`` of ``minute`` (never on it), inside (low, high) and in working hours when it
+    can be."""
+    for _ in range(MAX_DRAWS):
+        offset = rng.integer(1, JITTER) * (1 if rng.below(2) else -1)
+        if low < minute + offset < high and WORK_START <= (minute + offset) % MINUTES_PER_DAY <= WORK_END:
+            return minute + offset
+    return minute + 1
+
+
+def mirrored(items: list[str], first: str, last: str) -> list[list[str]]:
+    """What the cross-check next to each mention slot of a chain names: slot j (the lead's link, each link, the
+    ending) names ``first`` / item k / ``last`` as the real entry does, with item k replaced by item n + 1 - k."""
+    n = len(items)
+    mirror = {item: items[n - 1 - k] for k, item in enumerate(items)}
+    sequence = [first, *items, last]
+    return [[mirror.get(x, x) for x in sequence[j:j + 2]] for j in range(n + 1)]
+
+
+def cross_checks(names: Names, trail: Trail, twin: Trail, incident: str) -> list[Entry]:
+    """One cross-check of files beside each link and the ending of ``trail`` (and of its twin, whose entries sit
+    beside the trail's), naming the mirror images of what that entry names."""
+    rng = names.rng
+    # the ending's mirror names the finding itself (its person and incident), as the conclusion entry does
+    conclusion = "the finding that " + names.domain.conclusion.format(person=trail.person, incident=incident)
+    own = mirrored(list(trail.clues), trail.origin, conclusion)
+    other = mirrored(list(twin.clues), twin.origin, f"the account of {twin.person}")
     out = []
-    for item in items:
-        for kind, low, high in ((before, at(1, 0), first - 30), (after, last + 30, at(LAST_DAY, 21))):
-            minute = spread(names.rng, low, high, 1)[0]
-            out.append(entry(names, minute, names.rng.choice(names.domain.finding_types), {"kind": kind, slot: item},
-                             (), ()))
+    minutes = list(trail.minutes[1:])
+    for j, minute in enumerate(minutes):
+        low = minutes[j - 1] if j else trail.minutes[0]
+        high = minutes[j + 1] if j + 1 < len(minutes) else at(LAST_DAY, 23, 59)
+        # each pair in either order, as the link phrasings name either end first
+        pairs = [pair if rng.below(2) else pair[::-1] for pair in (own[j], other[j])]
+        items = pairs[0] + pairs[1] if rng.below(2) else pairs[1] + pairs[0]
+        out.append(entry(names, near(rng, minute, low + JITTER, high - JITTER),
+                         rng.choice(names.domain.finding_types), {"kind": "xref", "items": join_items(items)}))
     return out
 
 
-def build_twin(names: Names, trail: Trail, withdrawal: Withdrawal | None) -> tuple[Trail, list[Entry]]:
-    """A routine trail with the asked trail's length, stretch of days and (if it has one) a withdrawn link, so
-    a finding borrowed from it into a wrong option is mentioned as often and as late as the trail's own."""
+def join_items(items: list[str]) -> str:
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def custody_checks(names: Names, custody: Custody) -> list[Entry]:
+    """Beside each move of the history, a register check naming the place of the mirrored move."""
+    rng = names.rng
+    minutes = [m for m, _ in custody.moves]
+    places = [p for _, p in custody.moves]
+    out = []
+    for j, minute in enumerate(minutes):
+        low = minutes[j - 1] if j else at(1, 23, 59)
+        high = minutes[j + 1] if j + 1 < len(minutes) else at(LAST_DAY, 23, 59)
+        out.append(entry(names, near(rng, minute, low + JITTER, high - JITTER),
+                         rng.choice(names.domain.finding_types),
+                         {"kind": "check", "place": places[len(places) - 1 - j], "thing": custody.thing}))
+    return out
+
+
+def plan_held(names: Names, custody: Custody) -> tuple[tuple[int, int], list[Entry]]:
+    """The moment the 'where was it held' questions ask about (between move j and the next), and one register
+    check per place of the history: a uniform number (0-5) of the places it was not held at are checked
+    between move j and the moment, the others outside it. So the place named beside the item last before the
+    moment is the right one one time in six, and every place is named as often."""
+    rng = names.rng
+    minutes = [m for m, _ in custody.moves]
+    places = [p for _, p in custody.moves]
+    j = rng.below(len(minutes))
+    end = minutes[j + 1] if j + 1 < len(minutes) else min(minutes[j] + 2 * MINUTES_PER_DAY, at(LAST_DAY, 23, 59))
+    moment = rng.integer(minutes[j] + (end - minutes[j]) // 4, end - 1)
+    others = rng.shuffled([p for k, p in enumerate(places) if k != j])
+    inside = rng.below(len(others) + 1) if moment - minutes[j] > 4 * len(others) else 0
+    times = window_minutes(rng, minutes[j], moment, inside)
+    for _ in range(len(others) - inside + 1):  # the places checked outside the window, the held one last
+        while True:
+            minute = work_minute(rng, 2, LAST_DAY)
+            if not minutes[j] <= minute <= moment and minute not in times:
+                times.append(minute)
+                break
+    out = [entry(names, minute, rng.choice(names.domain.finding_types),
+                 {"kind": "check", "place": place, "thing": custody.thing})
+           for minute, place in zip(times, [*others[:inside], *others[inside:], places[j]], strict=True)]
+    return (j, moment), out
+
+
+def build_twin(names: Names, trail: Trail, withdrawn: int) -> tuple[Trail, list[Entry]]:
+    """A closed trail with the asked trail's length, each entry a few minutes from the trail's matching one,
+    and as many withdrawn links: a finding borrowed from it into a wrong option is mentioned as often and when
+    the trail's own are."""
     rng = names.rng
     hops = len(trail.clues)
-    minutes = spread(rng, at(day_of_minute(trail.minutes[0]), 0), at(day_of_minute(trail.minutes[-1]), 23, 59),
-                     hops + 2)
+    minutes = [near(rng, m, m - JITTER - 1, m + JITTER + 1) for m in trail.minutes]
     twin = Trail(names.clue(), tuple(names.clue() for _ in range(hops)), names.person(), tuple(minutes))
     entries = trail_entries(names, twin.origin, list(twin.clues), minutes, {"kind": "close", "person": twin.person})
-    if withdrawal is not None:
-        hop = rng.below(hops)
-        clues = [twin.origin, *twin.clues]
-        minute = spread(rng, minutes[-1] + 30, at(LAST_DAY, 20), 1)[0]  # drawn as the trails' own are
-        entries.append(entry(names, minute, rng.choice(names.domain.finding_types),
-                             {"kind": "withdraw", "from": clues[hop], "to": clues[hop + 1],
-                              "reason": rng.choice(names.domain.invalidations)},
-                             (f"link:{clues[hop]}>{clues[hop + 1]}",), (f"withdrawn:{clues[hop]}>{clues[hop + 1]}",)))
+    for hop in rng.sample(range(1, hops), min(withdrawn, hops - 1)):
+        minute = spread(rng, at(FIRST_WITHDRAWAL_DAY, 0), at(LAST_DAY, 20), 1)[0]  # drawn as the trails' own are
+        entries.append(withdraw_entry(names, twin, hop, minute, rng.choice(names.domain.invalidations)))
     return twin, entries
 
 
@@ -351,22 +483,28 @@ def interval_around(rng: StableRng, minute: int) -> tuple[int, int]:
     return minute - rng.integer(10, 50), minute + rng.integer(10, 50)
 
 
-def build_conflict(names: Names, culprit: str, places: list[str]) -> tuple[Conflict, list[Entry]]:
+def build_conflict(names: Names, subject: str, places: list[str]) -> tuple[Conflict, list[Entry]]:
     """Two incompatible accounts of where someone was, and a record from a stream that settles it. Every place
-    the question offers is mentioned with the subject twice within a few days: the false one also by a record
-    from earlier that day, each other one by two records of a visit on another day (so neither how often nor
-    when a place is mentioned tells the true one)."""
+    the question offers is named with the subject at that very day and time (the other places by the subject's
+    own report of where someone else was at that moment: no conflict), and by a record of the subject there
+    that day, logged like the settling one, at another hour for every place but the true one. So neither how
+    often, nor when, nor beside the question's day and time a place is mentioned tells the true one."""
     rng = names.rng
-    subject = rng.choice([p for p in names.people if p != culprit])
-    names.protected.add(subject)
     true_place, false_place, others = places[0], places[1], places[2:]
     day = rng.integer(3, 24)
     minute = at(day, 0) + rng.integer(13 * 60, 19 * 60)
-    first, second = sorted(spread(rng, minute + 60, minute + 3 * MINUTES_PER_DAY, 2))
+    # the two accounts and the subject's reports, logged at times drawn together (none stands out by when)
+    logged = spread(rng, minute + 60, minute + 3 * MINUTES_PER_DAY, 2 + len(others))
+    slots = rng.shuffled(range(len(logged)))
+    first, second = sorted(logged[k] for k in slots[:2])
     later_is_true = rng.below(2) == 1
     true_logged, false_logged = (second, first) if later_is_true else (first, second)
     entries = [statement_entry(names, subject, true_place, minute, true_logged),
                statement_entry(names, subject, false_place, minute, false_logged)]
+    for place, k in zip(others, slots[2:], strict=True):
+        entries.append(entry(names, logged[k], names.domain.statement_type,
+                             {"kind": "report", "witness": subject, "person": names.sighted(), "place": place,
+                              "minute": minute}))
     stream = rng.choice(names.domain.streams).name
     start, end = interval_around(rng, minute)
     resolve = record_entry(names, Presence(stream, subject, true_place, start, end),
@@ -374,17 +512,28 @@ def build_conflict(names: Names, culprit: str, places: list[str]) -> tuple[Confl
     entries.append(Entry(resolve.minute, resolve.entry_type, resolve.author, resolve.fact,
                          (f"claim:{subject}@{minute}:{true_place}", f"claim:{subject}@{minute}:{false_place}"),
                          resolve.establishes))
-    earlier = minute - rng.integer(4 * 60, 8 * 60)  # at the false place that morning: never near the moment
-    # logged like the settling record, so which of the two places is mentioned last is a coin toss
-    entries.append(visit_record(names, subject, false_place, earlier, day_of_minute(second) + 1,
-                                day_of_minute(second) + 2))
-    for place in others:
-        visit_day = rng.choice([d for d in range(3, 25) if abs(d - day) > 1])
-        morning = at(visit_day, 0) + rng.integer(8 * 60, 12 * 60)
-        entries += [visit_record(names, subject, place, morning, visit_day + 1, visit_day + 4),
-                    visit_record(names, subject, place, morning + rng.integer(4 * 60, 8 * 60), visit_day + 1,
-                                 visit_day + 4)]
+    # every other place: a visit the same day, hours from the moment, logged like the settling record (so which
+    # place is mentioned last, or on which day, is a coin toss; only what covers the moment tells the true one)
+    for place, moment in zip([false_place, *others], visits_that_day(rng, minute, 1 + len(others)), strict=True):
+        entries.append(visit_record(names, subject, place, moment, day_of_minute(second) + 1,
+                                    day_of_minute(second) + 2))
     return Conflict(subject, minute, true_place, false_place, tuple(others), later_is_true), entries
+
+
+def visits_that_day(rng: StableRng, minute: int, n: int) -> list[int]:
+    """``n`` moments on ``minute``'s day, in working hours, at least 100 minutes from it and from each other (a
+    record's interval reaches at most 50 minutes either side)."""
+    day = at(day_of_minute(minute), 0)
+    chosen: list[int] = []
+    draws = 0
+    while len(chosen) < n:
+        draws += 1
+        if draws % 200 == 0:  # a packing that leaves no room: start again
+            chosen = []
+        moment = day + rng.integer(WORK_START, WORK_END)
+        if all(abs(moment - m) >= 100 for m in [minute, *chosen]):
+            chosen.append(moment)
+    return rng.shuffled(chosen)
 
 
 def visit_record(names: Names, person: str, place: str, moment: int, first_day: int, last_day: int) -> Entry:
@@ -401,23 +550,64 @@ def day_of_minute(minute: int) -> int:
 DONE_ACTIONS, BLOCKED_ACTIONS = 4, 3
 
 
-def build_discoveries(names: Names) -> tuple[list[Discovery], list[Entry]]:
-    """Two results, each awaited by actions: those planned after the result went ahead, those planned before
-    could not (so moving a result earlier or later changes which actions take place)."""
+def window_minutes(rng: StableRng, low: int, high: int, n: int) -> list[int]:
+    """``n`` distinct minutes in (low, high), in working hours when the window has room for them."""
+    chosen: list[int] = []
+    for _ in range(MAX_DRAWS):
+        if len(chosen) == n:
+            break
+        minute = rng.integer(low + 1, high - 1)
+        if WORK_START <= minute % MINUTES_PER_DAY <= WORK_END and minute not in chosen:
+            chosen.append(minute)
+    while len(chosen) < n:
+        minute = rng.integer(low + 1, high - 1)
+        if minute not in chosen:
+            chosen.append(minute)
+    return sorted(chosen)
+
+
+def build_discovery(names: Names, form: str) -> tuple[Discovery, Plan, list[Entry]]:
+    """A result awaited by actions: those planned after it went ahead, those planned before could not (so
+    moving it changes which actions take place). The counterfactual questions' window is drawn first (the
+    result moved ``later`` to after the j-th action that went ahead, or ``earlier`` to before the j-th that
+    could not); then the result's actions inside the window and ``DECOYS`` actions that did not await it (they
+    went ahead without it, or were called off for another reason) are drawn from the same minutes of the window,
+    so an option's time tells nothing."""
     rng = names.rng
-    discoveries, entries = [], []
-    for _ in range(2):
-        clue = names.clue()
-        minute = work_minute(rng, 9, 20)
-        done = spread(rng, minute + 30, minute + 8 * MINUTES_PER_DAY, DONE_ACTIONS)
-        blocked = spread(rng, max(at(2, 0), minute - 7 * MINUTES_PER_DAY), minute - 30, BLOCKED_ACTIONS)
-        actions = [Action(names.action(), m, clue, True) for m in done]
-        actions += [Action(names.action(), m, clue, False) for m in blocked]
-        entries.append(entry(names, minute, names.rng.choice(names.domain.finding_types),
-                             {"kind": "result", "clue": clue}, (), (f"result:{clue}",)))
-        entries += [action_entry(names, a) for a in actions]
-        discoveries.append(Discovery(clue, minute, tuple(sorted(actions, key=lambda a: a.minute))))
-    return discoveries, entries
+    clue = names.clue()
+    minute = work_minute(rng, 9, 20)
+    if form == "later":
+        k = rng.integer(1, DONE_ACTIONS)
+        inside = rng.integer(k, DONE_ACTIONS)
+        moved = minute + rng.integer(MINUTES_PER_DAY, 6 * MINUTES_PER_DAY)
+        drawn = window_minutes(rng, minute + 30, moved, inside + DECOYS)
+        outside = spread(rng, moved + 30, minute + 8 * MINUTES_PER_DAY, DONE_ACTIONS - inside)
+        others = spread(rng, max(at(2, 0), minute - 7 * MINUTES_PER_DAY), minute - 30, BLOCKED_ACTIONS)
+        decoy_kind = "independent"
+    else:
+        k = rng.integer(1, BLOCKED_ACTIONS)
+        inside = rng.integer(k, BLOCKED_ACTIONS)
+        moved = minute - rng.integer(MINUTES_PER_DAY, 5 * MINUTES_PER_DAY)
+        drawn = window_minutes(rng, moved, minute - 30, inside + DECOYS)
+        outside = spread(rng, max(at(2, 0), minute - 7 * MINUTES_PER_DAY), moved - 30, BLOCKED_ACTIONS - inside)
+        others = spread(rng, minute + 30, minute + 8 * MINUTES_PER_DAY, DONE_ACTIONS)
+        decoy_kind = "cancelled"
+    own_slots = set(rng.sample(range(len(drawn)), inside))
+    own = [m for j, m in enumerate(drawn) if j in own_slots]
+    decoy_minutes = [m for j, m in enumerate(drawn) if j not in own_slots]
+    later = form == "later"
+    gold = [Action(names.action(), m, clue, later) for m in own]
+    actions = gold + [Action(names.action(), m, clue, later) for m in outside]
+    actions += [Action(names.action(), m, clue, not later) for m in others]
+    decoys = [Action(names.action(), m, clue, later) for m in decoy_minutes]
+    entries = [entry(names, minute, rng.choice(names.domain.finding_types), {"kind": "result", "clue": clue}, (),
+                     (f"result:{clue}",))]
+    entries += [action_entry(names, a) for a in actions]
+    entries += [entry(names, a.minute, names.domain.action_type, {"kind": decoy_kind, "action": a.phrase,
+                                                                  "clue": clue}, (), (f"action:{a.phrase}",))
+                for a in decoys]
+    discovery = Discovery(clue, minute, tuple(sorted(actions, key=lambda a: a.minute)))
+    return discovery, Plan(form, moved, tuple(gold), tuple(decoys), k), entries
 
 
 def action_entry(names: Names, action: Action, structural: bool = True) -> Entry:
@@ -474,7 +664,7 @@ def build_elimination(names: Names, place: str) -> tuple[Roster, list[Entry]]:
     """Five of six people recorded at ``place`` on one day; the sixth recorded elsewhere that day."""
     rng = names.rng
     day = rng.integer(3, 24)
-    people = rng.sample(names.people, ROSTER)
+    people = rng.sample([p for p in names.people if p not in names.protected], ROSTER)  # never a subject
     gold = people[rng.below(ROSTER)]
     entries = [roster_record(names, p, names.place() if p == gold else place, day,
                              rng.choice(names.domain.streams).name) for p in people]
@@ -486,7 +676,7 @@ def build_stream_matching(names: Names, place: str) -> tuple[Roster, list[Entry]
     (there are exactly six pairs): the gold is the one the question's two streams both recorded."""
     rng = names.rng
     day = rng.integer(3, 24)
-    people = rng.sample(names.people, ROSTER)
+    people = rng.sample([p for p in names.people if p not in names.protected], ROSTER)  # never a subject
     streams = [s.name for s in names.domain.streams]
     pairs = rng.shuffled([(a, b) for i, a in enumerate(streams) for b in streams[i + 1:]])
     entries = []

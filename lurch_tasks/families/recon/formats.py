@@ -16,13 +16,14 @@ from itertools import combinations
 
 from ...core.rng import StableRng
 from .blueprint import Blueprint
-from .case import MINUTES_PER_DAY, Entry, at, clock, covered, day_of, stamp
+from .case import Entry, at, clock, covered, day_of, stamp
 from .questions import (
+    DECOY_MODE,
     NUM_OPTIONS,
     Index,
     Question,
-    between,
     build_question,
+    counterfactual_text,
     trail_proof,
 )
 
@@ -172,12 +173,10 @@ def cascade_multi(bp: Blueprint, index: Index, rng: StableRng) -> Question:
 
 
 def cascade_integer(bp: Blueprint, index: Index, rng: StableRng) -> Question:
-    """How many people's conclusions had lost all support at a moment: the count is drawn uniformly first."""
-    moments = sorted(w.minute for w in bp.withdrawals if w.trail >= 2)
-    count = rng.below(len(moments) + 1)
-    low = moments[count - 1] if count else min(t.minutes[-1] for t in bp.trails)
-    high = moments[count] if count < len(moments) else at(30, 23, 59)
-    asked = between(rng, low, high)
+    """How many people's conclusions had lost all support at a moment: the moment and the count are planned
+    with the withdrawals (``blueprint.plan_withdrawals``: the count uniform, and as many withdrawal entries
+    before the moment whatever it is)."""
+    asked = bp.cascade_moment
     answer = len(fallen(bp, asked))
     that = _phrase(bp, "X")
     text = (f"Consider every person X for whom the case had reached the finding that {that} by {stamp(asked)}. "
@@ -190,41 +189,17 @@ def cascade_integer(bp: Blueprint, index: Index, rng: StableRng) -> Question:
 
 # ---------------------------------------------------------------------------------------------- counterfactual
 
-def counterfactual_multi(bp: Blueprint, index: Index, rng: StableRng, form: str) -> Question:
-    """Move a result later (which actions would not have gone ahead when they did) or earlier (which planned
-    actions would then have gone ahead); several answers."""
-    d = rng.below(len(bp.discoveries))
-    result, other = bp.discoveries[d], bp.discoveries[1 - d]
-    done = [a for a in result.actions if a.done]
-    blocked = [a for a in result.actions if not a.done]
-    # the number of correct options first (uniform), then a cut that leaves at least that many
-    if form == "later":
-        k = rng.integer(1, len(done))
-        j = rng.integer(k, len(done))
-        nxt = done[j].minute if j < len(done) else done[-1].minute + 2 * MINUTES_PER_DAY
-        moved = between(rng, done[j - 1].minute, nxt)
-        right = [(a.phrase, "") for a in done[:j]]
-        wrong = ([(a.phrase, "timeline_confusion") for a in done[j:]]
-                 + [(a.phrase, "counterfactual_confusion") for a in blocked])
-        text = (f"Suppose the result on {result.clue} had come in only on {stamp(moved)} instead of "
-                f"{stamp(result.minute)}. Which of these actions would not have gone ahead when they did? Choose "
-                "every one.")
-    else:
-        k = rng.integer(1, len(blocked))
-        j = rng.integer(0, len(blocked) - k)
-        low = blocked[j - 1].minute if j else blocked[0].minute - 2 * MINUTES_PER_DAY
-        moved = between(rng, low, blocked[j].minute)
-        right = [(a.phrase, "") for a in blocked[j:]]
-        wrong = ([(a.phrase, "timeline_confusion") for a in blocked[:j]]
-                 + [(a.phrase, "counterfactual_confusion") for a in done])
-        text = (f"Suppose the result on {result.clue} had come in already on {stamp(moved)} instead of "
-                f"{stamp(result.minute)}. Which of these planned actions would then have gone ahead? Choose every "
-                "one.")
-    wrong += [(a.phrase, "false_equivalence") for a in other.actions]
+def counterfactual_multi(bp: Blueprint, index: Index, rng: StableRng) -> Question:
+    """Move the result later (which actions would not have gone ahead when they did) or earlier (which planned
+    actions would then have gone ahead); ``plan.k`` of the result's own actions inside the window (k drawn
+    uniformly) and decoys from the same window."""
+    plan, result = bp.counterfactual, bp.discoveries[0]
+    right = [(a.phrase, "") for a in plan.gold]
+    wrong = [(a.phrase, DECOY_MODE) for a in plan.decoys]
     proof = [index.one(lambda f: f["kind"] == "result" and f["clue"] == result.clue)]
     proof += index.find(lambda f: f["kind"] == "action" and f["clue"] == result.clue)
-    return _multi("counterfactual", text, right, wrong, k, rng, proof, {"form": form, "moved_to": moved,
-                                                                        "discovery": d})
+    return _multi("counterfactual", counterfactual_text(bp, True), right, wrong, plan.k, rng, proof,
+                  {"form": plan.form, "moved_to": plan.moved, "discovery": 0})
 
 
 # ---------------------------------------------------------------------------------------------------- temporal
@@ -314,9 +289,7 @@ def retrieval_ordering(bp: Blueprint, index: Index, rng: StableRng) -> Question:
 
 def retrieval_free_form(bp: Blueprint, index: Index, rng: StableRng) -> Question:
     moves = bp.custody.moves
-    j = rng.below(len(moves))
-    end = moves[j + 1][0] if j + 1 < len(moves) else moves[j][0] + 2 * MINUTES_PER_DAY
-    asked = between(rng, moves[j][0], end)
+    j, asked = bp.held
     thing = bp.custody.thing
     place, since = moves[j][1], stamp(moves[j][0])
     text = f"Where was {thing} held on {stamp(asked)}, and since when had it been there?"
@@ -334,11 +307,10 @@ def build_formatted(category: str, answer_format: str, bp: Blueprint, entries: S
     if answer_format == "mcq_single":
         return build_question(category, bp, entries, rng, position, sample)
     index = Index(entries)
-    if (category, answer_format) == ("counterfactual", "mcq_multi"):
-        return counterfactual_multi(bp, index, rng, "later" if sample % 2 == 0 else "earlier")
     maker = {("chain", "integer"): chain_integer, ("chain", "ordering"): chain_ordering,
              ("cascade", "mcq_multi"): cascade_multi, ("cascade", "integer"): cascade_integer,
              ("temporal", "mcq_multi"): temporal_multi, ("temporal", "integer"): temporal_integer,
-             ("conflict", "free_form"): conflict_free_form, ("retrieval", "ordering"): retrieval_ordering,
+             ("conflict", "free_form"): conflict_free_form, ("counterfactual", "mcq_multi"): counterfactual_multi,
+             ("retrieval", "ordering"): retrieval_ordering,
              ("retrieval", "free_form"): retrieval_free_form}[(category, answer_format)]
     return maker(bp, index, rng)

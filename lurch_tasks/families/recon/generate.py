@@ -28,7 +28,7 @@ from .prompt import letters_for, prompt_head, render_prompt, render_question
 from .questions import CATEGORIES, NUM_OPTIONS, Question
 
 FAMILY = "recon"
-VERSION = "0.2.0"
+VERSION = "0.3.0"
 VOCABULARY = ("recon_catalog.json", "english_words.txt", "last_names.txt", "first_names.txt", "cities.txt")
 COMPARED_KNOBS = ("variant",)
 # what a case does not depend on: every category, format and variant shares it
@@ -54,6 +54,12 @@ class CaseFile:
 def trail_hops(config: ReconConfig, domain_name: str, rng: StableRng) -> list[int]:
     high = max(config.min_hops, min(config.max_hops, DOMAIN_MAX_HOPS[domain_name]))
     return [rng.integer(config.min_hops, high) for _ in range(IMPLICATED + 1)]
+
+
+def counterfactual_form(sample: int) -> str:
+    """The counterfactual questions' direction: it alternates over blocks of six cases (as the retrieval forms
+    rotate)."""
+    return "later" if (sample // NUM_OPTIONS) % 2 == 0 else "earlier"
 
 
 def case_seed(config: ReconConfig, seed: int, split: str, domain_name: str, tokens: int, sample: int) -> int:
@@ -157,7 +163,7 @@ def build_case(config: ReconConfig, seed: int, split: str, domain_name: str, tok
     the_domain = domain(domain_name)
     names = Names(the_domain, StableRng(derive_seed(the_seed, "names")), people=30 + tokens // 2000,
                   places=40 + tokens // 1200)
-    bp = build_blueprint(names, trail_hops(config, domain_name, rng))
+    bp = build_blueprint(names, trail_hops(config, domain_name, rng), counterfactual_form(sample))
     structural = list(bp.entries)
     lines = [line_of(e, k, the_seed, bp) for k, e in enumerate(structural)]
     block_seed = derive_seed(FAMILY, "letters", pair_hash(config, CASE_KNOBS), seed, split, domain_name, tokens,

@@ -17,13 +17,18 @@ from .catalog import CATALOG_FILE, Domain
 TEMPLATES: dict[str, tuple[str, ...]] = {
     "lead": ("A new lead was opened on {clue}.", "The team logged {clue} as a new lead.",
              "Work began on {clue}, logged as a lead."),
+    # half the phrasings name the link's target first, so which of two findings a line names first says
+    # nothing about their order in the trail
     "link": ("Examination of {a} led to {b}.", "Following up on {a}, the team traced {b}.",
-             "Analysis of {a} pointed to {b}."),
+             "Analysis of {a} pointed to {b}.", "The team reached {b} by following up on {a}.",
+             "The trace to {b} came from examining {a}.", "Analysis showed that {b} followed from {a}."),
     "close": ("Checks on {clue} against the account of {person} found nothing further; the line was closed.",
               "The line from {clue} was closed after {person} accounted for it."),
     "conclude": ("On the strength of {clue}, {conclusion}.", "Given {clue}, the finding is that {conclusion}."),
     "withdraw": ("The finding that {a} led to {b} is withdrawn: {reason}.",
-                 "Withdrawn: the step from {a} to {b}, because {reason}."),
+                 "Withdrawn: the step from {a} to {b}, because {reason}.",
+                 "The step to {b} from {a} is withdrawn: {reason}.",
+                 "No longer accepted: that {b} followed from {a}, because {reason}."),
     "statement": ("The account given states that {person} was at {place} on Day {day} at about {time}.",
                   "According to the account given, {person} was seen at {place} on Day {day} around {time}."),
     "record": ("The log places {person} at {place} on Day {day} from {start} to {end}.",
@@ -35,12 +40,21 @@ TEMPLATES: dict[str, tuple[str, ...]] = {
     "blocked": ("Planned for this time, {action} could not go ahead: it awaited the result on {clue}.",
                 "It was not possible to proceed with {action}: the result on {clue} was still awaited."),
     "custody": ("Custody log: {thing} {verb} {place}.", "Movement noted: {thing} {verb} {place}."),
-    "intake": ("{clue} was logged into the evidence register.", "Logged into the evidence register: {clue}."),
-    "review": ("The file on {clue} was reviewed for completeness.", "A routine review covered {clue}."),
-    "check": ("A routine check was made at {place}.", "Staff attended {place} for a routine check."),
+    "xref": ("The files on {items} were cross-checked for consistency.",
+             "A consistency check covered the files on {items}."),
+    "check": ("The register at {place} was checked against the custody file of {thing}.",
+              "Staff at {place} checked their register against the custody file of {thing}."),
+    "report": ("{witness} reported that {person} was at {place} on Day {day} at about {time}.",
+               "According to {witness}, {person} was at {place} on Day {day} around {time}."),
+    # decoy actions (counterfactual): phrased with the same gap between the result and the action as the
+    # result's own actions (done / blocked), so how close an option sits to the result's name says nothing
+    "independent": ("Without waiting for the result on {clue}, {action} went ahead.",
+                    "Without needing the result on {clue} at all, {action} was carried out."),
+    "cancelled": ("Planned for this time, {action} was dropped: it had not awaited the result on {clue}.",
+                  "It was decided not to go on with {action}: the result on {clue} played no part."),
     "incident": ("Opening entry: {incident} took place on Day {day} between {start} and {end}.",),
 }
-MAX_REMARKS = 2
+MAX_REMARKS = 0  # no routine remarks: the structure of a long-trail case (with its cross-checks) must fit 16k tokens
 HEADER = re.compile(r"^\[Day (\d+), (\d\d):(\d\d)\] \[([A-Z /-]+)\] \[([^\]]+)\] (.*)$")
 
 
@@ -63,7 +77,7 @@ def slots(fact: dict, domain: Domain, incident: str) -> dict[str, str]:
         values.update(a=fact["from"], b=fact["to"])
     if kind == "conclude":
         values["conclusion"] = domain.conclusion.format(person=fact["person"], incident=incident)
-    if kind == "statement":
+    if kind in ("statement", "report"):
         values.update(day=str(day_of(fact["minute"])), time=clock(fact["minute"]))
     if kind in ("record", "incident"):
         values.update(day=str(day_of(fact["start"])), start=clock(fact["start"]), end=clock(fact["end"]))
@@ -81,7 +95,7 @@ def fact_sentence(fact: dict, domain: Domain, incident: str, rng: StableRng) -> 
 
 
 def narrate(entries: list[Entry], domain: Domain, incident: str, rng: StableRng) -> list[str]:
-    """One line per entry (in the given order): header, fact sentence, 0-2 remarks."""
+    """One line per entry (in the given order): header, fact sentence (and up to MAX_REMARKS routine remarks)."""
     pool = remarks()
     lines = []
     for e in entries:
@@ -140,8 +154,12 @@ def patterns(domain: Domain) -> dict[str, str]:
         return text.replace(re.escape("{place}"), place).replace(re.escape("{person}"), name)
 
     incident = filled(domain.incident)
+    finding = "the finding that " + filled(domain.conclusion).replace(re.escape("{incident}"), incident)
+    named = f"(?:{clue}|the account of {name}|{finding})"
+    items = f"{named}(?:(?:, | and ){named})*"  # a cross-check's files: findings and accounts
     return {
-        "clue": clue, "a": clue, "b": clue, "thing": thing, "person": name, "place": place, "day": r"\d+",
+        "clue": clue, "a": clue, "b": clue, "thing": thing, "person": name, "witness": name, "items": items,
+        "place": place, "day": r"\d+",
         "time": r"\d\d:\d\d", "start": r"\d\d:\d\d", "end": r"\d\d:\d\d", "reason": _alternatives(domain.invalidations),
         "action": "(?:" + "|".join(filled(a) for a in domain.actions) + ")", "incident": incident,
         "verb": re.escape(domain.custody_verb),
@@ -171,7 +189,7 @@ def _minute(day: str, time: str) -> int:
 
 def read_fact(key: str, groups: dict[str, str], domain: Domain) -> dict:
     fact: dict = {"kind": "action" if key in ("done", "blocked") else key}
-    for field in ("clue", "person", "place", "reason", "action", "thing", "incident"):
+    for field in ("clue", "person", "place", "reason", "action", "thing", "incident", "witness", "items"):
         if groups.get(field) is not None:
             fact[field] = groups[field]
     if key in ("link", "withdraw"):
@@ -180,7 +198,7 @@ def read_fact(key: str, groups: dict[str, str], domain: Domain) -> dict:
         fact["done"] = key == "done"
     if key == "conclude":
         fact["person"] = re.match(r"[A-Z][a-z]+ [A-Z][a-z]+", groups["conclusion"]).group(0)
-    if key == "statement":
+    if key in ("statement", "report"):
         fact["minute"] = _minute(groups["day"], groups["time"])
     if key == "record":
         fact.update(start=_minute(groups["day"], groups["start"]), end=_minute(groups["day"], groups["end"]))

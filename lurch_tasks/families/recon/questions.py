@@ -8,8 +8,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ...core.rng import StableRng
-from .blueprint import Action, Blueprint
-from .case import LAST_DAY, MINUTES_PER_DAY, Entry, at, clock, day_of, stamp
+from .blueprint import Blueprint
+from .case import Entry, clock, day_of, stamp
 
 CATEGORIES = ("chain", "cascade", "conflict", "counterfactual", "temporal", "retrieval")
 NUM_OPTIONS = 6
@@ -161,7 +161,7 @@ def cascade_question(bp: Blueprint, index: Index, rng: StableRng, position: int)
     w = rng.choice(fitting or fatal)
     trail = bp.trails[w.trail]
     chosen = rank_balanced(mentioned[w.trail], pool_for(w), NUM_OPTIONS - 1, rng, rank)
-    trap = next(x for x in bp.withdrawals if x.trail == 0)
+    trap = min((x for x in bp.withdrawals if x.trail == 0), key=lambda x: x.minute)
 
     def mode(k: int) -> str:
         if k == 0:
@@ -206,58 +206,33 @@ def between(rng: StableRng, low: int, high: int) -> int:
     return rng.integer(low + 1, high - 1)
 
 
-def counterfactual_setups(bp: Blueprint, form: str) -> list[tuple[int, int, Action, list[tuple[Action, str]]]]:
-    """Every (result, cut j, gold action, pool of wrong actions with their failure modes) a question can use.
-    ``later``: the result moves to between its j-th and (j+1)-th action, so one of the first j is the gold;
-    ``earlier``: it moves to before the j-th blocked action, so one of those from j on is the gold."""
-    setups = []
-    first, second = bp.discoveries
-    for d, (result, other) in enumerate(((first, second), (second, first))):
-        done = [a for a in result.actions if a.done]
-        blocked = [a for a in result.actions if not a.done]
-        unrelated = [(a, "false_equivalence") for a in other.actions]
-        if form == "later":
-            for j in range(1, len(done)):
-                pool = [(a, "timeline_confusion") for a in done[j:]] + [(a, "counterfactual_confusion")
-                                                                        for a in blocked]
-                setups += [(d, j, gold, pool + unrelated) for gold in done[:j]]
-        else:
-            for j in range(len(blocked)):
-                pool = [(a, "timeline_confusion") for a in blocked[:j]] + [(a, "counterfactual_confusion")
-                                                                           for a in done]
-                setups += [(d, j, gold, pool + unrelated) for gold in blocked[j:]]
-    return setups
-
-
-def counterfactual_question(bp: Blueprint, index: Index, rng: StableRng, position: int, form: str) -> Question:
-    """Move a result later (``later``: which action would not have gone ahead when it did) or earlier
-    (``earlier``: which planned action would then have gone ahead). The gold's rank in time among the options
-    is drawn first, then a setup that allows it."""
-    rank = rng.below(NUM_OPTIONS)
-    setups = counterfactual_setups(bp, form)
-    fitting = [s for s in setups if rank in feasible_ranks(s[2].minute, [(a, a.minute) for a, _ in s[3]],
-                                                           NUM_OPTIONS - 1)]
-    d, j, gold, pool = rng.choice(fitting or setups)
-    result = bp.discoveries[d]
-    done = [a for a in result.actions if a.done]
-    blocked = [a for a in result.actions if not a.done]
-    if form == "later":
-        moved = between(rng, done[j - 1].minute, done[j].minute)
-        text = (f"Suppose the result on {result.clue} had come in only on {stamp(moved)} instead of "
-                f"{stamp(result.minute)}. Which of these actions would not have gone ahead when it did?")
+def counterfactual_text(bp: Blueprint, multiple: bool) -> str:
+    plan, result = bp.counterfactual, bp.discoveries[0]
+    if plan.form == "later":
+        text = (f"Suppose the result on {result.clue} had come in only on {stamp(plan.moved)} instead of "
+                f"{stamp(result.minute)}. Which of these actions would not have gone ahead when "
+                f"{'they' if multiple else 'it'} did?")
     else:
-        low = blocked[j - 1].minute if j else blocked[0].minute - 2 * MINUTES_PER_DAY
-        moved = between(rng, low, blocked[j].minute)
-        text = (f"Suppose the result on {result.clue} had come in already on {stamp(moved)} instead of "
+        text = (f"Suppose the result on {result.clue} had come in already on {stamp(plan.moved)} instead of "
                 f"{stamp(result.minute)}. Which of these planned actions would then have gone ahead?")
-    modes_of = {a.phrase: m for a, m in pool}
-    chosen: list[Action] = rank_balanced(gold.minute, [(a, a.minute) for a, _ in pool], NUM_OPTIONS - 1, rng, rank)
-    options, modes, gold_at = place_options(gold.phrase, [(a.phrase, modes_of[a.phrase]) for a in chosen], position,
+    return text + (" Choose every one." if multiple else "")
+
+
+DECOY_MODE = "false_dependency"  # an action inside the window that did not await the result
+
+
+def counterfactual_question(bp: Blueprint, index: Index, rng: StableRng, position: int) -> Question:
+    """Move the result later (which action would not have gone ahead when it did) or earlier (which planned
+    action would then have gone ahead). Every option lies between the question's two times (``Plan``): one of
+    the result's own actions there, and five that did not await it."""
+    plan, result = bp.counterfactual, bp.discoveries[0]
+    gold = rng.choice(list(plan.gold))
+    options, modes, gold_at = place_options(gold.phrase, [(a.phrase, DECOY_MODE) for a in plan.decoys], position,
                                             rng)
     proof = [index.one(lambda f: f["kind"] == "result" and f["clue"] == result.clue),
              index.one(lambda f: f["kind"] == "action" and f["action"] == gold.phrase)]
-    return Question("counterfactual", text, options, gold_at, modes, tuple(sorted(proof)),
-                    {"form": form, "moved_to": moved, "discovery": d})
+    return Question("counterfactual", counterfactual_text(bp, False), options, gold_at, modes, tuple(sorted(proof)),
+                    {"form": plan.form, "moved_to": plan.moved, "discovery": 0})
 
 
 # ---------------------------------------------------------------------------------------------------- temporal
@@ -290,9 +265,7 @@ def retrieval_question(bp: Blueprint, index: Index, rng: StableRng, position: in
 def state_question(bp: Blueprint, index: Index, rng: StableRng, position: int) -> Question:
     """Where an item was held at a given moment, among every place its custody history names."""
     moves = bp.custody.moves
-    j = rng.below(len(moves))
-    end = moves[j + 1][0] if j + 1 < len(moves) else min(moves[j][0] + 2 * MINUTES_PER_DAY, at(LAST_DAY, 23, 59))
-    asked = between(rng, moves[j][0], end)
+    j, asked = bp.held
     last = len(moves) - 1
     wrong = [(place, "recency_bias" if k == last else "future_state" if k > j else "stale_state")
              for k, (_, place) in enumerate(moves) if k != j]
@@ -345,7 +318,7 @@ def build_question(category: str, bp: Blueprint, entries: Sequence[Entry], rng: 
                    sample: int) -> Question:
     index = Index(entries)
     if category == "counterfactual":
-        return counterfactual_question(bp, index, rng, position, "later" if sample % 2 == 0 else "earlier")
+        return counterfactual_question(bp, index, rng, position)
     if category == "retrieval":
         return retrieval_question(bp, index, rng, position, RETRIEVAL_FORMS[sample % len(RETRIEVAL_FORMS)])
     maker = {"chain": chain_question, "cascade": cascade_question, "conflict": conflict_question,
