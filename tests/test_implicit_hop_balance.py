@@ -92,5 +92,5 @@ def test_at_dispersion_zero_the_last_relation_nearest_the_start_is_seldom_the_an
     found = sum(score(row, nearest(row["prompt"], None))["score"] for row in rows) / len(rows)
     # 0.2.0: 0.65 on these rows (the evidence one closed block, every other line of the relation outside it);
     # the block now holds a few of them, within the dispersion tolerance
-    assert found <= 0.45, found  # 0.28
+    assert found <= 0.45, found  # 0.22
     assert all(0 <= row["difficulty"]["evidence_dispersion"] <= 0.85 * 0.02 for row in rows)

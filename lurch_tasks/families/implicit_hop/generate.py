@@ -233,6 +233,27 @@ def zero_spread_layout(costs: list[int], evidence: int, target: float, seed: int
     return Layout(opened.before, tuple(gaps), opened.inside_tokens, opened.distractor_tokens)
 
 
+def enders_inside(chosen: list[int], layout: Layout, enders: frozenset[int], reference: list[int],
+                  rng: StableRng) -> tuple[list[int], Layout]:
+    """The distractor order with the lines of the opened block (dispersion 0) traded for seeded ``enders`` from
+    outside it, each trade kept only while the block's tokens stay within ``ZERO_SPREAD_MAX``: every slot the
+    tolerance allows holds a line of a chain's last relation, not only those of a matching token cost."""
+    chosen = list(chosen)
+    run = range(layout.before, layout.before + sum(layout.gaps))
+    limit, inside = ZERO_SPREAD_MAX * layout.distractor_tokens, layout.inside_tokens
+    outside = rng.shuffled([q for q, line in enumerate(chosen) if line in enders and q not in run])
+    for p in run:
+        if chosen[p] in enders:
+            continue
+        for k, q in enumerate(outside):
+            if inside - reference[chosen[p]] + reference[chosen[q]] <= limit:
+                inside += reference[chosen[q]] - reference[chosen[p]]
+                chosen[p], chosen[q] = chosen[q], chosen[p]
+                outside.pop(k)
+                break
+    return chosen, Layout(layout.before, layout.gaps, inside, layout.distractor_tokens)
+
+
 def with_near_misses(kb: KnowledgeBase, branches: list[Branch],
                      rng: StableRng) -> tuple[KnowledgeBase, list[Fact], list[dict]]:
     """The knowledge base with a near miss of every bridge: an entity of the same type named one letter away,
@@ -331,7 +352,7 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
 
     # Lines of a chain's last relation about other subjects: at dispersion 0 the evidence is one block, and the
     # line of the last relation nearest the start's first line was the answer; these lines take the block's few
-    # slots (ZERO_SPREAD) and stand nearest it.
+    # slots (ZERO_SPREAD, ``enders_inside``) and stand nearest it.
     enders = frozenset(i for i in alike if facts[i].relation in {b.relations[-1] for b in branches if b.relations})
     primary, closest = (enders, enders) if cell.dispersion == 0 else (frozenset(decoy_ids), frozenset())
 
@@ -339,6 +360,9 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
         chosen = distractor_ids[:n]
         layout = zero_spread_layout([reference[i] for i in chosen], len(evidence_ids), cell.dispersion, layout_seed,
                                     stratum)
+        if cell.dispersion == 0 and sum(layout.gaps):
+            chosen, layout = enders_inside(chosen, layout, enders, reference,
+                                           StableRng(derive_seed(layout_seed, "enders")))
         order = gold_like(layout.order(evidence_ids, chosen), len(evidence_ids), alike, costs, reference,
                           StableRng(derive_seed(layout_seed, "decoys")), primary, closest)
         return layout, starts_first(order, len(evidence_ids), [start_lines[b.start] for b in branches],
