@@ -20,6 +20,7 @@ from ...core.instance import Instance, instance_id
 from ...core.names import one_edit
 from ...core.rng import StableRng, canonical_json, derive_seed
 from ...core.tokens import reference_counter
+from .balance import balance_count
 from .competitors import competitor_counts, competitor_keys, decoy_facts, neighbour_keys, paths, same_signature
 from .config import FACT_TOKENS_ESTIMATE, Cell, ImplicitHopConfig, shape
 from .filler import filler_lines
@@ -40,7 +41,7 @@ from .questions import (
 from .schema import BY_ID, COMPARE_RELATIONS, COUNT_RELATIONS, PLURALS, YEAR
 
 FAMILY = "implicit_hop"
-VERSION = "0.2.0"
+VERSION = "0.3.0"
 VOCABULARY = ("english_words.txt", "last_names.txt", "first_names.txt", "cities.txt")  # names avoid these
 COMPARED_KNOBS = ("evidence_order", "question_style")
 LINE_SEPARATOR = "\n"
@@ -174,13 +175,15 @@ def required_keys(question: Question) -> list[tuple[str, int]]:
 
 
 def gold_like(order: list[int], evidence: int, decoys: set[int], costs: list[int], reference: list[int],
-              rng: StableRng, primary: frozenset[int] = frozenset()) -> list[int]:
+              rng: StableRng, primary: frozenset[int] = frozenset(),
+              closest: frozenset[int] = frozenset()) -> list[int]:
     """The line order with the ``decoys`` (competitor lines, and lines of the question's relations about other
     subjects) where the evidence lines are: each one outside the evidence window trades places with a seeded
     other distractor inside it of the same token costs (so the dispersion and the prompt's tokens stay as
     they were); where none is left (a narrow window, dispersion 0), it moves next to the window, before or
     after it (seeded). A walk that takes the candidate nearest the chain's previous line then meets a
-    competitor as near as the gold fact. Lines ``0 .. evidence - 1`` are the evidence."""
+    competitor as near as the gold fact. The ``primary`` lines take the window's slots first; of the lines left
+    over, the ``closest`` go nearest the window. Lines ``0 .. evidence - 1`` are the evidence."""
     order = list(order)
     at = [k for k, line in enumerate(order) if line < evidence]
     first, last = min(at), max(at)
@@ -200,11 +203,55 @@ def gold_like(order: list[int], evidence: int, decoys: set[int], costs: list[int
             order[k], order[slot] = order[slot], order[k]
         else:
             unplaced.append(order[k])
-    for line in unplaced:  # next to the window: outside it, so the tokens inside do not change
+    unplaced = [line for line in unplaced if line not in closest] + [line for line in unplaced if line in closest]
+    for line in unplaced:  # next to the window: outside it, so the tokens inside do not change (the last nearest)
         order.remove(line)
         at = [k for k, other in enumerate(order) if other < evidence]
         order.insert(min(at) if rng.below(2) else max(at) + 1, line)
     return order
+
+
+ZERO_SPREAD = 0.7 * DISPERSION_TOLERANCE  # distractor share inside the evidence block at dispersion 0
+ZERO_SPREAD_MAX = 0.85 * DISPERSION_TOLERANCE  # a layout whose lines overshoot this keeps the block closed
+
+
+def zero_spread_layout(costs: list[int], evidence: int, target: float, seed: int,
+                       stratum: tuple[int, int]) -> Layout:
+    """The layout for ``target``; at 0, one that opens the evidence block by ``ZERO_SPREAD`` of the distractor
+    tokens (within the tolerance) where whole lines allow, so a few lines of the chains' relations about other
+    subjects can sit among the evidence (``gold_like``); a closed block where they would overshoot."""
+    if target != 0 or evidence < 2:
+        return disperse(costs, evidence, target, StableRng(seed), stratum)
+    opened = disperse(costs, evidence, ZERO_SPREAD, StableRng(seed), stratum)
+    if not 0 < opened.dispersion <= ZERO_SPREAD_MAX:
+        return disperse(costs, evidence, 0.0, StableRng(seed), stratum)
+    # each of the few lines in a seeded gap, uniformly: as far from a chain's first line as its other lines are
+    spread = StableRng(derive_seed(seed, "zero-spread"))
+    gaps = [0] * (evidence - 1)
+    for _ in range(sum(opened.gaps)):
+        gaps[spread.below(evidence - 1)] += 1
+    return Layout(opened.before, tuple(gaps), opened.inside_tokens, opened.distractor_tokens)
+
+
+def enders_inside(chosen: list[int], layout: Layout, enders: frozenset[int], reference: list[int],
+                  rng: StableRng) -> tuple[list[int], Layout]:
+    """The distractor order with the lines of the opened block (dispersion 0) traded for seeded ``enders`` from
+    outside it, each trade kept only while the block's tokens stay within ``ZERO_SPREAD_MAX``: every slot the
+    tolerance allows holds a line of a chain's last relation, not only those of a matching token cost."""
+    chosen = list(chosen)
+    run = range(layout.before, layout.before + sum(layout.gaps))
+    limit, inside = ZERO_SPREAD_MAX * layout.distractor_tokens, layout.inside_tokens
+    outside = rng.shuffled([q for q, line in enumerate(chosen) if line in enders and q not in run])
+    for p in run:
+        if chosen[p] in enders:
+            continue
+        for k, q in enumerate(outside):
+            if inside - reference[chosen[p]] + reference[chosen[q]] <= limit:
+                inside += reference[chosen[q]] - reference[chosen[p]]
+                chosen[p], chosen[q] = chosen[q], chosen[p]
+                outside.pop(k)
+                break
+    return chosen, Layout(layout.before, layout.gaps, inside, layout.distractor_tokens)
 
 
 def with_near_misses(kb: KnowledgeBase, branches: list[Branch],
@@ -263,6 +310,10 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
     # The drawn competitors of every hop go in whole; the level is exact, so the others may not come in with
     # the rest of the pool.
     decoys = decoy_facts(kb, question_drawn, config.competitors_per_hop, StableRng(derive_seed(rng_seed, "decoys")))
+    balanced: dict = {}
+    if question_drawn.join.kind == "count":  # cities that tell a relation-blind reading nothing (balance.py)
+        kb, balanced = balance_count(kb, question_drawn, decoys, StableRng(derive_seed(rng_seed, "balance")))
+        decoys = [kb.by_key[fact.key()] for fact in decoys]  # a join competitor may now name the city
     left_out = {f.key() for f in decoys} | competitor_keys(question_drawn)  # the competitors not drawn stay out
     pool = distractor_pool(kb, required, question_drawn, config.distractors, left_out)
     neighbours = neighbour_keys(kb, question_drawn, decoys)
@@ -299,12 +350,21 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
     start_lines = {b.start: [i for i in distractor_ids if i < len(facts) and mentions(facts[i], b.start)]
                    for b in branches}
 
+    # Lines of a chain's last relation about other subjects: at dispersion 0 the evidence is one block, and the
+    # line of the last relation nearest the start's first line was the answer; these lines take the block's few
+    # slots (ZERO_SPREAD, ``enders_inside``) and stand nearest it.
+    enders = frozenset(i for i in alike if facts[i].relation in {b.relations[-1] for b in branches if b.relations})
+    primary, closest = (enders, enders) if cell.dispersion == 0 else (frozenset(decoy_ids), frozenset())
+
     def arranged(n: int) -> tuple[Layout, list[int]]:
         chosen = distractor_ids[:n]
-        layout = disperse([reference[i] for i in chosen], len(evidence_ids), cell.dispersion, StableRng(layout_seed),
-                          stratum)
+        layout = zero_spread_layout([reference[i] for i in chosen], len(evidence_ids), cell.dispersion, layout_seed,
+                                    stratum)
+        if cell.dispersion == 0 and sum(layout.gaps):
+            chosen, layout = enders_inside(chosen, layout, enders, reference,
+                                           StableRng(derive_seed(layout_seed, "enders")))
         order = gold_like(layout.order(evidence_ids, chosen), len(evidence_ids), alike, costs, reference,
-                          StableRng(derive_seed(layout_seed, "decoys")), frozenset(decoy_ids))
+                          StableRng(derive_seed(layout_seed, "decoys")), primary, closest)
         return layout, starts_first(order, len(evidence_ids), [start_lines[b.start] for b in branches],
                                     StableRng(derive_seed(layout_seed, "starts")))
 
@@ -328,7 +388,7 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
     fitted = settle_to_budget(render, meter.count, len(fitting), cell.context_tokens, 0, len(distractor_ids))
     layout, order = arranged(fitted.blocks)
     return _instance(config, config_name, seed, split, index, cell, kb, question_drawn, required, lines, order,
-                     layout, meter, fitted.text, question, setup, near_misses, reference, facts, len(decoys))
+                     layout, meter, fitted.text, question, setup, near_misses, reference, facts, len(decoys), balanced)
 
 
 def _first_fit(lines: list[int], costs: list[int], room: int) -> tuple[list[int], list[int]]:
@@ -419,7 +479,7 @@ def answer_of(kb: KnowledgeBase, question: Question) -> tuple[str, str, list[str
 
 
 def _instance(config, config_name, seed, split, index, cell, kb, question_drawn, required, lines, order, layout,
-              meter, prompt, question, setup, near_misses, reference, facts, decoys) -> Instance:
+              meter, prompt, question, setup, near_misses, reference, facts, decoys, balanced) -> Instance:
     branches = question_drawn.branches
     present = {facts[i].key() for i in order if i < len(facts)}
     competitors = competitor_counts(question_drawn, present)
@@ -463,6 +523,7 @@ def _instance(config, config_name, seed, split, index, cell, kb, question_drawn,
         "join": _join_record(kb, join),
         "layout": {"before": layout.before, "gaps": list(layout.gaps)},
         "near_misses": near_misses,
+        **({"balanced": balanced} if balanced else {}),  # a count's balanced cities (balance.py)
         "tokenizer": config.tokenizer,
         "chat_template": config.chat_template,
         "config": config_to_dict(config),

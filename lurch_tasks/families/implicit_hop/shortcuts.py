@@ -262,7 +262,8 @@ def _prompt_seed(prompt: str) -> int:
 def _relation_blind_walk(prompt: str, choice: str) -> str:
     """Every chain walked blind to its relations; a list names the ends; a comparison or a count then takes
     its final step over the ends it reached (the year of each, the city of each), ends it could not reach
-    left out."""
+    left out. A joined question whose items are all named (a count at depth 2) abstains: with no hop to walk,
+    reading the join's relation is the task itself."""
     v = view(prompt)
     if v.asked is None:
         return ""
@@ -270,9 +271,28 @@ def _relation_blind_walk(prompt: str, choice: str) -> str:
     ends = [blind_walk(v, chain, choice, derive_seed(seed, k)) for k, chain in enumerate(v.asked.chains)]
     if v.asked.join[0] == "list":
         return "FINAL ANSWER: " + "; ".join(end or "" for end in ends)
+    if not any(chain and chain[1] for chain in v.asked.chains):
+        return ""  # every item is named: no hop to walk blind, the join's lookup is the reasoning itself
     reached = [end for end in ends if end is not None]
     answer = join_answer(v.facts, reached, v.asked.join) if reached else None
     return "" if answer is None else f"FINAL ANSWER: {answer}"
+
+
+def linked_to(v: View, entity: str | None, city: str) -> bool:
+    """Whether any fact line from the entity names the city, whatever its relation (a blind join)."""
+    return entity is not None and any(value == city for _, value in v.out.get(entity, ()))
+
+
+def _relation_blind_count(prompt: str, choice: str) -> str:
+    """A count read blind to every relation, the join's own too: each chain walked by entity type (an item
+    the question names is its own end), then how many ends any line links to the named city."""
+    v = view(prompt)
+    if v.asked is None or v.asked.join[0] != "count":
+        return ""
+    seed, city = _prompt_seed(prompt), v.asked.join[2]
+    ends = [(blind_walk(v, chain, choice, derive_seed(seed, k)) if chain[1] else chain[0]) if chain else None
+            for k, chain in enumerate(v.asked.chains)]
+    return f"FINAL ANSWER: {sum(linked_to(v, end, city) for end in ends)}"
 
 
 def _reachable_extreme_year(prompt: str, _: object) -> str:
@@ -341,6 +361,9 @@ SHORTCUTS = (
     Shortcut("relation_blind_walk", "family", "follow every chain by entity type only (each hop: a fact from the "
              "current entity to one of the hop's target type, whatever its relation; the first / last / a seeded / "
              "the most mentioned of several), then the join", _relation_blind_walk, variants=WALK_CHOICES),
+    Shortcut("relation_blind_count", "family", "count: every chain walked by entity type, then how many ends any "
+             "line links to the named city (the join's relation not read either)", _relation_blind_count,
+             variants=WALK_CHOICES),
     Shortcut("reachable_extreme_year", "family", "compare: the earliest / latest year among every entity a "
              "relation-blind walk from a start reaches", _reachable_extreme_year),
     Shortcut("nearest_last_relation", "family", "the value of the last relation's line nearest the start's "
@@ -523,7 +546,8 @@ def _compare_candidates(v: View, s: Surface, gold: str) -> list[Candidate]:
 def _count_candidates(v: View, s: Surface, gold: str) -> list[Candidate]:
     """Numbers 0..branches, featured by their gap to surface counts: people linked to the named city (any
     relation / the asked one), the expected count of relation-blind walks' ends linked to it, the branches,
-    the city's mentions, and the counts the first / last / most-walks blind walks reach."""
+    the city's mentions, and the counts the first / last / most-walks blind walks reach (each end joined blind:
+    any line to the city, whatever its relation)."""
     _, relation, city = v.asked.join
     chains = [c for c in v.asked.chains if c is not None]
     linked = sum(1 for _, source, value in v.ordered if value == city and v.types.get(source) == "person")
@@ -535,8 +559,9 @@ def _count_candidates(v: View, s: Surface, gold: str) -> list[Candidate]:
         if total:
             expected += sum(n for end, n in ways.items()
                             if any(value == city for _, value in v.out.get(end, ()))) / total
-    walked = [sum(v.facts.get((relation, blind_walk(v, chain, choice, 0) if chain[1] else chain[0])) == city
-                  for chain in chains) for choice in ("first", "last", "most_paths")]
+    # the walks' ends joined blind too: any line to the city (reading the join's relation is the reasoning)
+    walked = [sum(linked_to(v, blind_walk(v, chain, choice, 0) if chain[1] else chain[0], city) for chain in chains)
+              for choice in ("first", "last", "most_paths")]
     surface = (linked, natives, expected, len(chains), len(s.positions(city)), *walked)
     branches = max(len(chains), 1)
     return [Candidate(str(n), str(n) == gold, (float(n), n / branches,
