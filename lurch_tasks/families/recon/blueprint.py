@@ -10,9 +10,10 @@ from dataclasses import dataclass
 
 from ...core.names import NameMaker
 from ...core.rng import StableRng
-from .case import LAST_DAY, MINUTES_PER_DAY, Entry, at
+from .case import LAST_DAY, MINUTES_PER_DAY, Entry, at, covered
 from .catalog import Domain
 
+COUNTED_HOPS = (3, 9)  # the integer chain question's link counts (every domain's trails reach 9 links)
 IMPLICATED = 8  # people implicated at some point: the culprit (on two trails) and seven others
 ALIBI_SUBJECTS = 6
 CUSTODY_MOVES = 6
@@ -142,6 +143,7 @@ class Blueprint:
     cascade_moment: int  # the moment the integer cascade question asks about
     counterfactual: Plan
     held: tuple[int, int]  # the retrieval state questions' (move, moment): the item is where move j took it
+    counted_trail: int  # the trail the integer chain question counts (its link count drawn first, uniformly)
 
 
 class Names:
@@ -267,9 +269,10 @@ def build_trail(names: Names, hops: int, person: str) -> Trail:
     return Trail(names.clue(), tuple(names.clue() for _ in range(hops)), person, tuple(minutes))
 
 
-def build_blueprint(names: Names, hops: list[int], form: str) -> Blueprint:
+def build_blueprint(names: Names, hops: list[int], form: str, counted: int = 0) -> Blueprint:
     """The structural case. ``hops``: the link count of each conclusion trail (the first two implicate the
-    culprit); ``form``: the counterfactual questions' direction (the result moved ``later`` or ``earlier``)."""
+    culprit); ``form``: the counterfactual questions' direction (the result moved ``later`` or ``earlier``);
+    ``counted``: the trail the integer chain question counts."""
     domain, rng = names.domain, names.rng
     # places only one part may mention, set aside before any other part picks a place
     alibi_place = names.reserve(1)[0]
@@ -317,7 +320,7 @@ def build_blueprint(names: Names, hops: list[int], form: str) -> Blueprint:
     entries += custody_checks(names, ordered)
     return Blueprint(domain, incident, culprit, tuple(trails), tuple(withdrawals), conflict, (discovery,),
                      alibi, custody, tuple(entries), asked, twin, ordered, absent, matched, asked, moment, plan,
-                     held)
+                     held, counted)
 
 
 def withdraw_entry(names: Names, trail: Trail, hop: int, minute: int, reason: str) -> Entry:
@@ -617,24 +620,50 @@ def action_entry(names: Names, action: Action, structural: bool = True) -> Entry
                  structural)
 
 
+WINDOW_STEP = 5  # minutes between candidate window bounds
+
+
+def uncovered_windows(start: int, end: int, spans: dict[str, list[tuple[int, int]]]
+                      ) -> list[tuple[int, int, frozenset[str]]]:
+    """Candidate windows on the incident's day around its window [start, end], each with the people whose
+    record intervals (``spans``) leave it uncovered."""
+    day = at(start // MINUTES_PER_DAY + 1, 0)
+    first = max(day + 6 * 60, start - 150)
+    last = min(day + 23 * 60 + 50, end + 90)
+    out = []
+    for low in range(first, last, WINDOW_STEP):
+        for high in range(low + 30, min(low + 180, last) + 1, WINDOW_STEP):
+            out.append((low, high, frozenset(p for p, s in spans.items() if not covered(s, low, high))))
+    return out
+
+
 def build_alibi(names: Names, place: str, incident: str, culprit: str) -> tuple[Alibi, list[Entry]]:
     """The incident's window on Day 1, and two records from two streams for each of six people: together they
-    cover the window for five of them; one is left with a gap. No single record covers the window."""
+    cover the window for five of them; one is left with a gap. No single record covers the window. The records
+    are drawn again until some window around it leaves each count of them (0-6) uncovered, so the temporal
+    questions can draw their count uniformly first (a constant answer scores exactly chance)."""
     rng = names.rng
     start = at(1, 0) + rng.integer(18 * 60, 20 * 60)
     end = start + rng.integer(60, 120)
     subjects = rng.sample([p for p in names.people if p != culprit and p not in names.protected], ALIBI_SUBJECTS)
     names.protected.update(subjects)
     unaccounted = subjects[rng.below(ALIBI_SUBJECTS)]
-    records: list[Presence] = []
+    for _ in range(MAX_DRAWS):
+        pairs = []
+        for person in subjects:
+            first_stream, second_stream = rng.sample(names.domain.streams, 2)
+            split = rng.integer(start + 15, end - 25)
+            before = Presence(first_stream.name, person, names.place(), start - rng.integer(20, 90), split)
+            resume = split + rng.integer(15, 20) if person == unaccounted else split - rng.integer(0, 15)
+            pairs.append((before, Presence(second_stream.name, person, names.place(), resume,
+                                           end + rng.integer(10, 60))))
+        spans = {b.person: [(b.start, b.end), (a.start, a.end)] for b, a in pairs}
+        if {len(g) for *_, g in uncovered_windows(start, end, spans)} >= set(range(ALIBI_SUBJECTS + 1)):
+            break
     entries = [entry(names, at(1, 23, 30), names.domain.statement_type,
                      {"kind": "incident", "incident": incident, "start": start, "end": end}, (), ("incident",))]
-    for person in subjects:
-        first_stream, second_stream = rng.sample(names.domain.streams, 2)
-        split = rng.integer(start + 15, end - 25)
-        before = Presence(first_stream.name, person, names.place(), start - rng.integer(20, 90), split)
-        resume = split + rng.integer(15, 20) if person == unaccounted else split - rng.integer(0, 15)
-        after = Presence(second_stream.name, person, names.place(), resume, end + rng.integer(10, 60))
+    records: list[Presence] = []
+    for before, after in pairs:
         records += [before, after]
         for presence in rng.shuffled([before, after]):
             entries.append(record_entry(names, presence, work_minute(rng, 2, 4)))
