@@ -189,3 +189,24 @@ def test_integer_answers_and_the_guess_share_each_categorys_range(cases):
                                    render_question(question.text, question.options, question.format))
             drawn = {int(guess(prompt, seed).rpartition(" ")[2]) for seed in range(60)}
             assert drawn == set(range(low, high + 1)), (category, sorted(drawn))
+
+
+def test_the_held_moves_time_to_the_moment_is_one_of_many_look_alikes(cases):
+    """Retrieval free form / state (issue 27 round two): register checks of the other places sit a gap before
+    the moment drawn like the asked move's own, so the move is rarely the farthest of the item's mentions
+    within a span before the moment. Before, the checks fell between the move and the moment, so it always was
+    (the learned probe read it off the gap: 0.39 against chance 0.05)."""
+    from lurch_tasks.families.recon.case import LAST_DAY, MINUTES_PER_DAY, at
+
+    farthest, near_counts = 0, []
+    for case in cases:
+        bp = case.blueprint
+        j, moment = bp.held
+        minutes = [m for m, _ in bp.custody.moves]
+        end = minutes[j + 1] if j + 1 < len(minutes) else min(minutes[j] + 2 * MINUTES_PER_DAY, at(LAST_DAY, 23, 59))
+        gaps = [moment - e.minute for e in case.entries if e.fact.get("thing") == bp.custody.thing
+                and 0 < moment - e.minute <= end - minutes[j]]
+        near_counts.append(len(gaps))
+        farthest += max(gaps) == moment - minutes[j]
+    assert min(near_counts) >= 6, near_counts
+    assert farthest <= len(cases) // 3, (farthest, len(cases))

@@ -428,29 +428,43 @@ def custody_checks(names: Names, custody: Custody) -> list[Entry]:
 
 
 def plan_held(names: Names, custody: Custody) -> tuple[tuple[int, int], list[Entry]]:
-    """The moment the 'where was it held' questions ask about (between move j and the next), and one register
-    check per place of the history: a uniform number (0-5) of the places it was not held at are checked
-    between move j and the moment, the others outside it. So the place named beside the item last before the
-    moment is the right one one time in six, and every place is named as often."""
+    """The moment the 'where was it held' questions ask about (between move j and the next), and register checks
+    naming the history's places. The moment's gap after move j is uniform over [span / 4, span) (span: to the
+    next move); eleven checks are each that same kind of gap before the moment (drawn independently, in
+    working hours): two of every other place, one of the held place, whose other check is outside the window.
+    So the asked move's entry is one of twelve look-alikes by its time to the moment (neither the place named
+    last before the moment nor one a typical gap before it tells the answer), and every place is named three
+    times, twice near the moment and once away from it."""
     rng = names.rng
     minutes = [m for m, _ in custody.moves]
     places = [p for _, p in custody.moves]
     j = rng.below(len(minutes))
     end = minutes[j + 1] if j + 1 < len(minutes) else min(minutes[j] + 2 * MINUTES_PER_DAY, at(LAST_DAY, 23, 59))
-    moment = rng.integer(minutes[j] + (end - minutes[j]) // 4, end - 1)
-    others = rng.shuffled([p for k, p in enumerate(places) if k != j])
-    inside = rng.below(len(others) + 1) if moment - minutes[j] > 4 * len(others) else 0
-    times = window_minutes(rng, minutes[j], moment, inside)
-    for _ in range(len(others) - inside + 1):  # the places checked outside the window, the held one last
-        while True:
-            minute = work_minute(rng, 2, LAST_DAY)
-            if not minutes[j] <= minute <= moment and minute not in times:
-                times.append(minute)
-                break
+    low_gap, high_gap = (end - minutes[j]) // 4, end - minutes[j] - 1
+    moment = minutes[j] + rng.integer(low_gap, high_gap)
+    checked = rng.shuffled([p for k, p in enumerate(places) if k != j] * 2 + [places[j]])
+    times: list[int] = []
+    for _ in checked:
+        times.append(look_alike(rng, moment, low_gap, high_gap, [*minutes, *times]))
+    while True:  # the held place's other check: outside the window
+        minute = work_minute(rng, 2, LAST_DAY)
+        if not minutes[j] <= minute <= moment and minute not in times:
+            times.append(minute)
+            break
     out = [entry(names, minute, rng.choice(names.domain.finding_types),
                  {"kind": "check", "place": place, "thing": custody.thing})
-           for minute, place in zip(times, [*others[:inside], *others[inside:], places[j]], strict=True)]
+           for minute, place in zip(times, [*checked, places[j]], strict=True)]
     return (j, moment), out
+
+
+def look_alike(rng: StableRng, moment: int, low_gap: int, high_gap: int, taken: list[int]) -> int:
+    """A minute a uniform gap in [low_gap, high_gap] before ``moment``, in working hours and on none of
+    ``taken`` when a draw allows it (a short span may not: then any gap in the range)."""
+    for _ in range(MAX_DRAWS // 10):
+        minute = moment - rng.integer(low_gap, high_gap)
+        if WORK_START <= minute % MINUTES_PER_DAY <= WORK_END and minute not in taken and minute > at(1, 23, 59):
+            return minute
+    return moment - rng.integer(low_gap, high_gap)
 
 
 def build_twin(names: Names, trail: Trail, withdrawn: int) -> tuple[Trail, list[Entry]]:
