@@ -704,13 +704,19 @@ def roster_record(names: Names, person: str, place: str, day: int, stream: str) 
 
 
 def build_elimination(names: Names, place: str) -> tuple[Roster, list[Entry]]:
-    """Five of six people recorded at ``place`` on one day; the sixth recorded elsewhere that day."""
+    """Five of six people recorded at ``place`` on one day; the sixth recorded elsewhere that day. Every one of
+    them is recorded twice, once at ``place`` and once elsewhere, the other record on another day drawn alike
+    (the gold's at ``place``): so each is named beside the place, and on and off the asked day, as often."""
     rng = names.rng
     day = rng.integer(3, 24)
     people = rng.sample([p for p in names.people if p not in names.protected], ROSTER)  # never a subject
     gold = people[rng.below(ROSTER)]
-    entries = [roster_record(names, p, names.place() if p == gold else place, day,
-                             rng.choice(names.domain.streams).name) for p in people]
+    entries = []
+    for person in people:
+        other_day = rng.choice([d for d in range(3, 25) if d != day])
+        here, away = (other_day, day) if person == gold else (day, other_day)
+        entries += [roster_record(names, person, place, here, rng.choice(names.domain.streams).name),
+                    roster_record(names, person, names.place(), away, rng.choice(names.domain.streams).name)]
     return Roster(place, day, tuple(people), gold, ()), entries
 
 
