@@ -281,7 +281,7 @@ def test_read_gives_well_formed_items_for_every_slot(case_rows):
         category, answer_format = row["difficulty"]["category"], row["answer_format"]
         slots.add((category, answer_format))
         assert item.group == str(json.loads(row["params"])["case_seed"])
-        assert (item.model, item.report) == (answer_format, f"{category}/{answer_format}")
+        assert (item.model, item.report) == (f"{category}/{answer_format}",) * 2  # one model per slot
         assert item.candidates and all(all(math.isfinite(v) for v in c.features) for c in item.candidates)
         widths.setdefault(item.model, set()).update(len(c.features) for c in item.candidates)
         gold = sum(c.gold for c in item.candidates)

@@ -1,9 +1,9 @@
 """RECON baselines: the reference solver (``solver.solve``) and a seeded random answer in the prompt's format:
 a uniform letter (MCQ single), a uniform random subset (MCQ multiple), a uniform permutation (ordering), a
-uniform number in 0-15 (integer), and for free form a uniform pick among the places the case names beside the
-question's subject (its item or person), with that entry's time: the free-form analogue of a uniform option.
-MCQ and ordering guesses score 0 in expectation; integer and free-form guesses can hit, and the shortcut audit
-compares with their measured mean."""
+uniform number over the answer range of the question's category (integer: ``formats.INTEGER_RANGES``), and for
+free form a uniform pick among the places the case names beside the question's subject (its item or person),
+with that entry's time: the free-form analogue of a uniform option. MCQ and ordering guesses score 0 in
+expectation; integer and free-form guesses can hit, and the shortcut audit compares with their measured mean."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import json
 import re
 
 from ...core.rng import StableRng, derive_seed
+from .formats import integer_range
 from .narrate import patterns
 from .prompt import letters_for
 from .solver import Parsed, solve, split_prompt
@@ -65,7 +66,7 @@ def guess(prompt: str, seed: int) -> str | None:
     if parsed.format == "ordering":
         return "ANSWER: " + ", ".join(rng.shuffled(list(letters)))
     if parsed.format == "integer":
-        return f"ANSWER: {rng.integer(0, MAX_GUESS)}"
+        return f"ANSWER: {rng.integer(*integer_range(parsed.question, (0, MAX_GUESS)))}"
     subject, found = subject_mentions(parsed, prompt.rpartition("Question: ")[0])
     if not found:
         return f"ANSWER: {rng.choice(parsed.question.split())}"

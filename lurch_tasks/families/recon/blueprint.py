@@ -10,9 +10,10 @@ from dataclasses import dataclass
 
 from ...core.names import NameMaker
 from ...core.rng import StableRng
-from .case import LAST_DAY, MINUTES_PER_DAY, Entry, at
+from .case import LAST_DAY, MINUTES_PER_DAY, Entry, at, covered
 from .catalog import Domain
 
+COUNTED_HOPS = (3, 9)  # the integer chain question's link counts (every domain's trails reach 9 links)
 IMPLICATED = 8  # people implicated at some point: the culprit (on two trails) and seven others
 ALIBI_SUBJECTS = 6
 CUSTODY_MOVES = 6
@@ -142,6 +143,7 @@ class Blueprint:
     cascade_moment: int  # the moment the integer cascade question asks about
     counterfactual: Plan
     held: tuple[int, int]  # the retrieval state questions' (move, moment): the item is where move j took it
+    counted_trail: int  # the trail the integer chain question counts (its link count drawn first, uniformly)
 
 
 class Names:
@@ -267,9 +269,10 @@ def build_trail(names: Names, hops: int, person: str) -> Trail:
     return Trail(names.clue(), tuple(names.clue() for _ in range(hops)), person, tuple(minutes))
 
 
-def build_blueprint(names: Names, hops: list[int], form: str) -> Blueprint:
+def build_blueprint(names: Names, hops: list[int], form: str, counted: int = 0) -> Blueprint:
     """The structural case. ``hops``: the link count of each conclusion trail (the first two implicate the
-    culprit); ``form``: the counterfactual questions' direction (the result moved ``later`` or ``earlier``)."""
+    culprit); ``form``: the counterfactual questions' direction (the result moved ``later`` or ``earlier``);
+    ``counted``: the trail the integer chain question counts."""
     domain, rng = names.domain, names.rng
     # places only one part may mention, set aside before any other part picks a place
     alibi_place = names.reserve(1)[0]
@@ -317,7 +320,7 @@ def build_blueprint(names: Names, hops: list[int], form: str) -> Blueprint:
     entries += custody_checks(names, ordered)
     return Blueprint(domain, incident, culprit, tuple(trails), tuple(withdrawals), conflict, (discovery,),
                      alibi, custody, tuple(entries), asked, twin, ordered, absent, matched, asked, moment, plan,
-                     held)
+                     held, counted)
 
 
 def withdraw_entry(names: Names, trail: Trail, hop: int, minute: int, reason: str) -> Entry:
@@ -425,29 +428,43 @@ def custody_checks(names: Names, custody: Custody) -> list[Entry]:
 
 
 def plan_held(names: Names, custody: Custody) -> tuple[tuple[int, int], list[Entry]]:
-    """The moment the 'where was it held' questions ask about (between move j and the next), and one register
-    check per place of the history: a uniform number (0-5) of the places it was not held at are checked
-    between move j and the moment, the others outside it. So the place named beside the item last before the
-    moment is the right one one time in six, and every place is named as often."""
+    """The moment the 'where was it held' questions ask about (between move j and the next), and register checks
+    naming the history's places. The moment's gap after move j is uniform over [span / 4, span) (span: to the
+    next move); eleven checks are each that same kind of gap before the moment (drawn independently, in
+    working hours): two of every other place, one of the held place, whose other check is outside the window.
+    So the asked move's entry is one of twelve look-alikes by its time to the moment (neither the place named
+    last before the moment nor one a typical gap before it tells the answer), and every place is named three
+    times, twice near the moment and once away from it."""
     rng = names.rng
     minutes = [m for m, _ in custody.moves]
     places = [p for _, p in custody.moves]
     j = rng.below(len(minutes))
     end = minutes[j + 1] if j + 1 < len(minutes) else min(minutes[j] + 2 * MINUTES_PER_DAY, at(LAST_DAY, 23, 59))
-    moment = rng.integer(minutes[j] + (end - minutes[j]) // 4, end - 1)
-    others = rng.shuffled([p for k, p in enumerate(places) if k != j])
-    inside = rng.below(len(others) + 1) if moment - minutes[j] > 4 * len(others) else 0
-    times = window_minutes(rng, minutes[j], moment, inside)
-    for _ in range(len(others) - inside + 1):  # the places checked outside the window, the held one last
-        while True:
-            minute = work_minute(rng, 2, LAST_DAY)
-            if not minutes[j] <= minute <= moment and minute not in times:
-                times.append(minute)
-                break
+    low_gap, high_gap = (end - minutes[j]) // 4, end - minutes[j] - 1
+    moment = minutes[j] + rng.integer(low_gap, high_gap)
+    checked = rng.shuffled([p for k, p in enumerate(places) if k != j] * 2 + [places[j]])
+    times: list[int] = []
+    for _ in checked:
+        times.append(look_alike(rng, moment, low_gap, high_gap, [*minutes, *times]))
+    while True:  # the held place's other check: outside the window
+        minute = work_minute(rng, 2, LAST_DAY)
+        if not minutes[j] <= minute <= moment and minute not in times:
+            times.append(minute)
+            break
     out = [entry(names, minute, rng.choice(names.domain.finding_types),
                  {"kind": "check", "place": place, "thing": custody.thing})
-           for minute, place in zip(times, [*others[:inside], *others[inside:], places[j]], strict=True)]
+           for minute, place in zip(times, [*checked, places[j]], strict=True)]
     return (j, moment), out
+
+
+def look_alike(rng: StableRng, moment: int, low_gap: int, high_gap: int, taken: list[int]) -> int:
+    """A minute a uniform gap in [low_gap, high_gap] before ``moment``, in working hours and on none of
+    ``taken`` when a draw allows it (a short span may not: then any gap in the range)."""
+    for _ in range(MAX_DRAWS // 10):
+        minute = moment - rng.integer(low_gap, high_gap)
+        if WORK_START <= minute % MINUTES_PER_DAY <= WORK_END and minute not in taken and minute > at(1, 23, 59):
+            return minute
+    return moment - rng.integer(low_gap, high_gap)
 
 
 def build_twin(names: Names, trail: Trail, withdrawn: int) -> tuple[Trail, list[Entry]]:
@@ -617,24 +634,50 @@ def action_entry(names: Names, action: Action, structural: bool = True) -> Entry
                  structural)
 
 
+WINDOW_STEP = 5  # minutes between candidate window bounds
+
+
+def uncovered_windows(start: int, end: int, spans: dict[str, list[tuple[int, int]]]
+                      ) -> list[tuple[int, int, frozenset[str]]]:
+    """Candidate windows on the incident's day around its window [start, end], each with the people whose
+    record intervals (``spans``) leave it uncovered."""
+    day = at(start // MINUTES_PER_DAY + 1, 0)
+    first = max(day + 6 * 60, start - 150)
+    last = min(day + 23 * 60 + 50, end + 90)
+    out = []
+    for low in range(first, last, WINDOW_STEP):
+        for high in range(low + 30, min(low + 180, last) + 1, WINDOW_STEP):
+            out.append((low, high, frozenset(p for p, s in spans.items() if not covered(s, low, high))))
+    return out
+
+
 def build_alibi(names: Names, place: str, incident: str, culprit: str) -> tuple[Alibi, list[Entry]]:
     """The incident's window on Day 1, and two records from two streams for each of six people: together they
-    cover the window for five of them; one is left with a gap. No single record covers the window."""
+    cover the window for five of them; one is left with a gap. No single record covers the window. The records
+    are drawn again until some window around it leaves each count of them (0-6) uncovered, so the temporal
+    questions can draw their count uniformly first (a constant answer scores exactly chance)."""
     rng = names.rng
     start = at(1, 0) + rng.integer(18 * 60, 20 * 60)
     end = start + rng.integer(60, 120)
     subjects = rng.sample([p for p in names.people if p != culprit and p not in names.protected], ALIBI_SUBJECTS)
     names.protected.update(subjects)
     unaccounted = subjects[rng.below(ALIBI_SUBJECTS)]
-    records: list[Presence] = []
+    for _ in range(MAX_DRAWS):
+        pairs = []
+        for person in subjects:
+            first_stream, second_stream = rng.sample(names.domain.streams, 2)
+            split = rng.integer(start + 15, end - 25)
+            before = Presence(first_stream.name, person, names.place(), start - rng.integer(20, 90), split)
+            resume = split + rng.integer(15, 20) if person == unaccounted else split - rng.integer(0, 15)
+            pairs.append((before, Presence(second_stream.name, person, names.place(), resume,
+                                           end + rng.integer(10, 60))))
+        spans = {b.person: [(b.start, b.end), (a.start, a.end)] for b, a in pairs}
+        if {len(g) for *_, g in uncovered_windows(start, end, spans)} >= set(range(ALIBI_SUBJECTS + 1)):
+            break
     entries = [entry(names, at(1, 23, 30), names.domain.statement_type,
                      {"kind": "incident", "incident": incident, "start": start, "end": end}, (), ("incident",))]
-    for person in subjects:
-        first_stream, second_stream = rng.sample(names.domain.streams, 2)
-        split = rng.integer(start + 15, end - 25)
-        before = Presence(first_stream.name, person, names.place(), start - rng.integer(20, 90), split)
-        resume = split + rng.integer(15, 20) if person == unaccounted else split - rng.integer(0, 15)
-        after = Presence(second_stream.name, person, names.place(), resume, end + rng.integer(10, 60))
+    records: list[Presence] = []
+    for before, after in pairs:
         records += [before, after]
         for presence in rng.shuffled([before, after]):
             entries.append(record_entry(names, presence, work_minute(rng, 2, 4)))
@@ -661,13 +704,19 @@ def roster_record(names: Names, person: str, place: str, day: int, stream: str) 
 
 
 def build_elimination(names: Names, place: str) -> tuple[Roster, list[Entry]]:
-    """Five of six people recorded at ``place`` on one day; the sixth recorded elsewhere that day."""
+    """Five of six people recorded at ``place`` on one day; the sixth recorded elsewhere that day. Every one of
+    them is recorded twice, once at ``place`` and once elsewhere, the other record on another day drawn alike
+    (the gold's at ``place``): so each is named beside the place, and on and off the asked day, as often."""
     rng = names.rng
     day = rng.integer(3, 24)
     people = rng.sample([p for p in names.people if p not in names.protected], ROSTER)  # never a subject
     gold = people[rng.below(ROSTER)]
-    entries = [roster_record(names, p, names.place() if p == gold else place, day,
-                             rng.choice(names.domain.streams).name) for p in people]
+    entries = []
+    for person in people:
+        other_day = rng.choice([d for d in range(3, 25) if d != day])
+        here, away = (other_day, day) if person == gold else (day, other_day)
+        entries += [roster_record(names, person, place, here, rng.choice(names.domain.streams).name),
+                    roster_record(names, person, names.place(), away, rng.choice(names.domain.streams).name)]
     return Roster(place, day, tuple(people), gold, ()), entries
 
 

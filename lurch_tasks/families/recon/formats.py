@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from itertools import combinations
 
 from ...core.rng import StableRng
-from .blueprint import Blueprint
-from .case import Entry, at, clock, covered, day_of, stamp
+from .blueprint import ALIBI_SUBJECTS, COUNTED_HOPS, IMPLICATED, Blueprint, uncovered_windows
+from .case import Entry, clock, day_of, stamp
 from .questions import (
     DECOY_MODE,
     NUM_OPTIONS,
@@ -37,6 +37,13 @@ QUOTA: dict[str, tuple[str, ...]] = {
     "retrieval": ("mcq_single", "ordering", "free_form"),
 }
 """One question per (category, format) listed, on every case: 16 per case."""
+
+# Each integer question's answer is uniform over a fixed range of its category (drawn first, DESIGN 3.5), and the
+# seeded guess is uniform over the same range, read off the question: a constant answer scores exactly chance.
+# (Chain: a config whose hops leave 3-9 draws over its own range, and the guess is then only close to chance.)
+INTEGER_RANGES = {"chain": COUNTED_HOPS, "cascade": (0, IMPLICATED - 1), "temporal": (0, ALIBI_SUBJECTS)}
+INTEGER_ASKS = {"chain": "did that trail pass through", "cascade": "lost all of its support by then",
+                "temporal": "are not accounted for"}  # words only that category's integer question uses
 
 
 def quota_slots(categories: Sequence[str], formats: Sequence[str]) -> list[tuple[str, str]]:
@@ -85,8 +92,14 @@ def chain_premise(bp: Blueprint, t: int) -> str:
     return f"The finding that {_phrase(bp, trail.person)} rests on a trail of findings that began with {trail.origin}."
 
 
+def integer_range(question: str, default: tuple[int, int]) -> tuple[int, int]:
+    """The answer range of an integer question, read from its text (``default`` for none of ours)."""
+    return next((INTEGER_RANGES[c] for c, words in INTEGER_ASKS.items() if words in question), default)
+
+
 def chain_integer(bp: Blueprint, index: Index, rng: StableRng) -> Question:
-    t = rng.below(len(bp.trails))
+    """The counted trail's link count was drawn first, uniformly over ``COUNTED_HOPS`` (``generate.trail_hops``)."""
+    t = bp.counted_trail
     trail = bp.trails[t]
     text = (f"{chain_premise(bp, t)} How many findings did that trail pass through after {trail.origin}, counting "
             "the one the finding rests on?")
@@ -204,9 +217,6 @@ def counterfactual_multi(bp: Blueprint, index: Index, rng: StableRng) -> Questio
 
 # ---------------------------------------------------------------------------------------------------- temporal
 
-WINDOW_STEP = 5  # minutes between candidate window bounds
-
-
 def alibi_windows(bp: Blueprint, entries: Sequence[Entry]) -> list[tuple[int, int, frozenset[str]]]:
     """Candidate windows on the incident's day around its window, each with the subjects the records leave
     uncovered in it (every record of those people counts, as the solver reads them)."""
@@ -215,15 +225,7 @@ def alibi_windows(bp: Blueprint, entries: Sequence[Entry]) -> list[tuple[int, in
     for e in entries:
         if e.fact["kind"] == "record" and e.fact["person"] in spans:
             spans[e.fact["person"]].append((e.fact["start"], e.fact["end"]))
-    day = at(day_of(a.start), 0)
-    first = max(day + 6 * 60, a.start - 150)
-    last = min(day + 23 * 60 + 50, a.end + 90)
-    out = []
-    for start in range(first, last, WINDOW_STEP):
-        for end in range(start + 30, min(start + 180, last) + 1, WINDOW_STEP):
-            gaps = frozenset(p for p in a.subjects if not covered(spans[p], start, end))
-            out.append((start, end, gaps))
-    return out
+    return uncovered_windows(a.start, a.end, spans)
 
 
 def _window(bp: Blueprint, entries: Sequence[Entry], rng: StableRng, counts: Sequence[int]

@@ -18,7 +18,7 @@ from ...core.instance import Instance, instance_id
 from ...core.rng import StableRng, canonical_json, derive_seed
 from ...core.tokens import reference_counter, within_budget_tolerance
 from ...scoring.ordering import adjacent_pairs
-from .blueprint import IMPLICATED, Blueprint, Names, build_blueprint, filler_units
+from .blueprint import COUNTED_HOPS, IMPLICATED, Blueprint, Names, build_blueprint, filler_units
 from .case import Entry, Provenance, RuleError, fire, node_depths, still_implicated
 from .catalog import DOMAIN_MAX_HOPS, domain
 from .config import Cell, ReconConfig
@@ -28,7 +28,7 @@ from .prompt import letters_for, prompt_head, render_prompt, render_question
 from .questions import CATEGORIES, NUM_OPTIONS, Question
 
 FAMILY = "recon"
-VERSION = "0.3.0"
+VERSION = "0.4.0"
 VOCABULARY = ("recon_catalog.json", "english_words.txt", "last_names.txt", "first_names.txt", "cities.txt")
 COMPARED_KNOBS = ("variant",)
 # what a case does not depend on: every category, format and variant shares it
@@ -51,9 +51,16 @@ class CaseFile:
     fitted_tokens: int  # the longest question's prompt, in the config's tokenizer
 
 
-def trail_hops(config: ReconConfig, domain_name: str, rng: StableRng) -> list[int]:
+def trail_hops(config: ReconConfig, domain_name: str, rng: StableRng) -> tuple[list[int], int]:
+    """Each trail's link count, and the trail the integer chain question counts: its count drawn uniformly over
+    ``COUNTED_HOPS`` (within the config's and domain's hops), the same range in every domain, so its answer's
+    distribution is the same whatever the domain (the guess draws over that range)."""
     high = max(config.min_hops, min(config.max_hops, DOMAIN_MAX_HOPS[domain_name]))
-    return [rng.integer(config.min_hops, high) for _ in range(IMPLICATED + 1)]
+    hops = [rng.integer(config.min_hops, high) for _ in range(IMPLICATED + 1)]
+    counted = rng.below(len(hops))
+    low = max(config.min_hops, COUNTED_HOPS[0])
+    hops[counted] = rng.integer(low, max(low, min(high, COUNTED_HOPS[1])))
+    return hops, counted
 
 
 def counterfactual_form(sample: int) -> str:
@@ -163,7 +170,8 @@ def build_case(config: ReconConfig, seed: int, split: str, domain_name: str, tok
     the_domain = domain(domain_name)
     names = Names(the_domain, StableRng(derive_seed(the_seed, "names")), people=30 + tokens // 2000,
                   places=40 + tokens // 1200)
-    bp = build_blueprint(names, trail_hops(config, domain_name, rng), counterfactual_form(sample))
+    hops, counted = trail_hops(config, domain_name, rng)
+    bp = build_blueprint(names, hops, counterfactual_form(sample), counted)
     structural = list(bp.entries)
     lines = [line_of(e, k, the_seed, bp) for k, e in enumerate(structural)]
     block_seed = derive_seed(FAMILY, "letters", pair_hash(config, CASE_KNOBS), seed, split, domain_name, tokens,
