@@ -1,4 +1,7 @@
+import atexit
 import os
+import shutil
+import tempfile
 
 # No test may touch the network: the Hub libraries must work from local files only.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -8,3 +11,8 @@ os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 # lm-eval docs are cached on disk (harness.doc_cache): off for the suite, so no test reads or fills the user's
 # cache; the cache's own tests switch it on in a temporary folder.
 os.environ["LURCH_CACHE_DIR"] = "off"
+# The datasets library caches what load_dataset builds from a folder; a test run gets its own cache (one per
+# worker, removed at exit), so no test reads rows another run cached under the same name, nor fills the user's.
+_DATASETS_CACHE = tempfile.mkdtemp(prefix="lurch-test-datasets-")
+os.environ["HF_DATASETS_CACHE"] = _DATASETS_CACHE
+atexit.register(shutil.rmtree, _DATASETS_CACHE, True)

@@ -41,8 +41,8 @@ def _noise(values: list[float], chance_values: list[float]) -> float:
     if len(values) < 2:
         return 0.0
     se2 = statistics.variance(values) / len(values)
-    if len(chance_values) >= 2:
-        se2 += statistics.variance(chance_values) / len(chance_values)
+    if len(chance_values) >= 2:  # the chance side's variance is at least the strategy's (alike under the null)
+        se2 += max(statistics.variance(chance_values), statistics.variance(values)) / len(chance_values)
     return NOISE_Z * se2 ** 0.5
 
 

@@ -97,8 +97,10 @@ FAMILY_CASES = {
     "find_the_origin": ("find_the_origin", {"num_samples": 4}, 900, 5000),
     "graph_edge": ("memory_drift_edge", {"connections": [1, 2], "num_samples": 2}, 3500, 7000),
     "graph_clique": ("memory_drift_clique", {"connections": [1], "num_samples": 2}, 3000, 7000),
-    "implicit_hop": ("implicit_hop_grid", {"num_samples": 1, "depths": [2, 8], "facts": [8]}, 1500, 6000),
-    "implicit_hop_compare": ("implicit_hop_compare", {"num_samples": 1, "depths": [3, 5]}, 1500, 6000),
+    # ImplicitHop: three same-signature competitors per hop (0.2.0) put a depth-8 question's smallest prompt near
+    # 1.6k of these tokens (a target below it is refused with one line)
+    "implicit_hop": ("implicit_hop_grid", {"num_samples": 1, "depths": [2, 8], "facts": [8]}, 2000, 6000),
+    "implicit_hop_compare": ("implicit_hop_compare", {"num_samples": 1, "depths": [3, 5]}, 2000, 6000),
 }
 
 

@@ -215,7 +215,10 @@ class StreamingAudit:
                 notes.append(f"worst slot {best_slot} ({rows} rows)")
             if expected:
                 notes.append("the regularity this config studies")
-            noise = NOISE_Z * _standard_error(total, squares, rows, _variance(measured), len(measured))
+            # a slot's measured chance can agree with itself by luck (twelve misses: variance 0); under the null
+            # the strategy and the guess score alike, so the chance side gets at least the strategy's variance
+            chance_variance = max(_variance(measured), _sum_variance(total, squares, rows))
+            noise = NOISE_Z * _standard_error(total, squares, rows, chance_variance, len(measured))
             if MARGIN < best - chance <= noise:
                 notes.append(f"within noise on {rows} rows (< {noise:.3f})")
             lines.append(AuditLine(shortcut.name, shortcut.kind, best, chance,
@@ -278,12 +281,16 @@ def _variance(values: Sequence[float]) -> float:
     return sum((v - centre) ** 2 for v in values) / (len(values) - 1)
 
 
+def _sum_variance(total: float, squares: float, rows: int) -> float:
+    return max(0.0, (squares - total * total / rows) / (rows - 1)) if rows >= 2 else 0.0
+
+
 def _standard_error(total: float, squares: float, rows: int, chance_variance: float, chance_rows: int) -> float:
     """Standard error of (strategy mean - chance mean), from the strategy's sums and the chance scores'
     variance (0 for an exact chance)."""
     if rows < 2:
         return 0.0
-    variance = max(0.0, (squares - total * total / rows) / (rows - 1))
+    variance = _sum_variance(total, squares, rows)
     return (variance / rows + (chance_variance / chance_rows if chance_rows else 0.0)) ** 0.5
 
 

@@ -356,8 +356,7 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
     enders = frozenset(i for i in alike if facts[i].relation in {b.relations[-1] for b in branches if b.relations})
     primary, closest = (enders, enders) if cell.dispersion == 0 else (frozenset(decoy_ids), frozenset())
 
-    def arranged(n: int) -> tuple[Layout, list[int]]:
-        chosen = distractor_ids[:n]
+    def arranged(chosen: list[int]) -> tuple[Layout, list[int]]:
         layout = zero_spread_layout([reference[i] for i in chosen], len(evidence_ids), cell.dispersion, layout_seed,
                                     stratum)
         if cell.dispersion == 0 and sum(layout.gaps):
@@ -368,10 +367,10 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
         return layout, starts_first(order, len(evidence_ids), [start_lines[b.start] for b in branches],
                                     StableRng(derive_seed(layout_seed, "starts")))
 
-    def render(n: int) -> str:
-        return render_prompt(LINE_SEPARATOR.join(lines[i] for i in arranged(n)[1]), question)
+    def render(chosen: list[int]) -> str:
+        return render_prompt(LINE_SEPARATOR.join(lines[i] for i in arranged(chosen)[1]), question)
 
-    frame = meter.count(render(0)) - sum(costs[i] for i in evidence_ids)
+    frame = meter.count(render([])) - sum(costs[i] for i in evidence_ids)
     room = cell.context_tokens - frame - sum(costs[i] for i in evidence_ids)
     fitting, rest = _first_fit(distractor_ids, costs, room)
     _close_the_gap(fitting, rest, costs, room - sum(costs[i] for i in fitting),
@@ -385,8 +384,18 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
         fitting, rest = _with_lines(fitting, rest, forced, costs, room, StableRng(derive_seed(rng_seed, "near-places")),
                                     kept=set(range(len(facts), len(lines))))
     distractor_ids[:] = fitting + rest
-    fitted = settle_to_budget(render, meter.count, len(fitting), cell.context_tokens, 0, len(distractor_ids))
-    layout, order = arranged(fitted.blocks)
+    # Settling the budget drops or adds optional lines only: a forced line stays wherever the cut falls, or a
+    # tight budget in a fine-grained tokenizer would take a competitor out and miss the level.
+    must = frozenset(forced)
+    optional = [i for i in distractor_ids if i not in must]
+
+    def chosen(n: int) -> list[int]:  # every forced line and the first n optional ones, in distractor order
+        keep = must | frozenset(optional[:n])
+        return [i for i in distractor_ids if i in keep]
+
+    fitted = settle_to_budget(lambda n: render(chosen(n)), meter.count, len(fitting) - len(must),
+                              cell.context_tokens, 0, len(optional))
+    layout, order = arranged(chosen(fitted.blocks))
     return _instance(config, config_name, seed, split, index, cell, kb, question_drawn, required, lines, order,
                      layout, meter, fitted.text, question, setup, near_misses, reference, facts, len(decoys), balanced)
 
