@@ -31,7 +31,7 @@ def run(*args: str) -> subprocess.CompletedProcess:
 def runs(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("runs")
     for model in ("lurch-solver", "lurch-random"):
-        done = run("eval", "--model", model, "--tasks", "memory_drift", "--limit", "4", "--log_samples",
+        done = run("eval", "--model", model, "--tasks", "memory_drift", "--limit", "8", "--log_samples",
                    "--output_path", str(root / model))
         assert done.returncode == 0, done.stderr[-3000:]
     tiny = build_tiny_gpt2(root / "tiny_gpt2")
@@ -69,7 +69,7 @@ def test_report_has_every_section_table_and_figure(report):
     assert any(model.startswith("hf") for model in models)
     solver = summary["lurch-solver", "all"]
     tasks = {r["task"] for r in _csv(report / "by_task.csv")}
-    assert float(solver["score"]) == 1.0 and float(solver["memory_drift"]) == 0.0 and int(solver["n"]) == 4 * len(tasks)
+    assert float(solver["score"]) == 1.0 and float(solver["memory_drift"]) == 0.0 and int(solver["n"]) == 8 * len(tasks)
     random = summary["lurch-random", "all"]
     assert float(random["score_lo"]) <= float(random["score"]) <= float(random["score_hi"]) < 0.5
     onsets = _csv(report / "length_onset.csv")
@@ -141,13 +141,13 @@ def test_outputs_are_rescored_not_trusted(runs, tmp_path):
     copy = _copy_run(runs, tmp_path)
 
     def wrong_answer(record):
-        record["resps"] = [["FINAL ANSWER: nothing"]]  # the logged metrics still claim a perfect score
+        record["resps"] = [["FINAL ANSWER: nothing"]]  # the logged metrics still claim a perfect score (1 of 8 rows)
 
     _edit_first(_samples_file(copy, "find_the_origin"), wrong_answer)
     done = run("report", str(copy), "--out", str(tmp_path / "r"), "--bootstrap", "0", "--quiet")
     assert done.returncode == 0, done.stderr
     by_task = {r["task"]: r for r in _csv(tmp_path / "r" / "by_task.csv")}
-    assert float(by_task["find_the_origin"]["score"]) == 0.75 and float(by_task["memory_drift_edge"]["score"]) == 1
+    assert float(by_task["find_the_origin"]["score"]) == 7 / 8 and float(by_task["memory_drift_edge"]["score"]) == 1
 
 
 def test_another_family_version_is_refused_unless_allowed(runs, tmp_path):
