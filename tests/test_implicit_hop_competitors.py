@@ -153,3 +153,23 @@ def test_a_competitors_value_is_as_connected_one_step_on_as_the_bridge():
                     decoy.append(sum((r, value) in facts for r in signature))
     assert min(bridge) == len(others(relation)) + 1
     assert sum(decoy) / len(decoy) >= 0.9 * sum(bridge) / len(bridge), (sum(decoy) / len(decoy))
+
+
+def test_decoys_moved_next_to_the_window_leave_it_where_the_layout_put_it():
+    """Decoy lines with no same-cost slot inside the evidence window go next to it on the side they stood: a
+    line moved across the window would push the window toward the middle (0.3.0 chose the side by a coin, and
+    on 16-24 facts the gold lines' closeness to the middle had AUC 0.66)."""
+    from lurch_tasks.core.rng import StableRng
+    from lurch_tasks.families.implicit_hop.generate import gold_like
+
+    evidence = 3  # lines 0-2 are evidence; 3-22 distractors, each of its own cost (so no slot ever matches)
+    order = [10, 11, 12, 13, 14, 0, 15, 1, 16, 2, 17, 18, 19, 20, 21, 22, 3, 4, 5, 6, 7, 8, 9]
+    costs = list(range(len(order)))
+    decoys = {11, 13, 18, 20, 22, 4, 8}
+    for seed in range(20):
+        moved = gold_like(order, evidence, decoys, costs, costs, StableRng(seed))
+        first = min(k for k, line in enumerate(moved) if line < evidence)
+        assert first == 5 and sorted(moved) == sorted(order)  # 2 decoys before it stay before, 5 after stay after
+        window = moved[first:max(k for k, line in enumerate(moved) if line < evidence) + 1]
+        assert window == [0, 15, 1, 16, 2]
+        assert set(moved[3:5]) == {11, 13} and set(moved[10:15]) == {18, 20, 22, 4, 8}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import subprocess
@@ -107,6 +108,23 @@ def test_a_hole_in_one_slot_is_not_averaged_away():
     assert exact[0].chance == 0.5 and "worst slot s3" in exact[0].note
 
 
+def test_a_slot_that_studies_the_regularity_is_reported_apart_and_the_rest_still_judged():
+    """ImplicitHop's dispersion-0 rows: proximity is what they study. Declared there, the strategy's hole on that
+    slot is reported as expected on its own line; a hole on any other slot still fails."""
+    rows = [{"prompt": f"p{i}", "answer": str(i % 4), "slot": f"s{i % 4}"} for i in range(160)]
+    cheat = Shortcut("block_cheat", "family", "reads slot s0",
+                     lambda prompt, _: str(int(prompt[1:]) % 4) if int(prompt[1:]) % 4 == 0 else "9",
+                     expected_in=lambda slot: slot == "s0")
+    guess = lambda prompt, seed: "9"  # noqa: E731 - never right: chance 0
+    lines = run_audit(rows, "random", False, [cheat], [], _toy_score, guess, slot=lambda row: row["slot"])
+    judged, studied = lines
+    assert (judged.strategy, judged.status, judged.score) == ("block_cheat", OK, 0.0)
+    assert (studied.strategy, studied.status, studied.score) == ("block_cheat[s0]", EXPECTED, 1.0)
+    leaky = dataclasses.replace(cheat, expected_in=lambda slot: slot == "s1")  # the hole is not where it is studied
+    judged, studied = run_audit(rows, "random", False, [leaky], [], _toy_score, guess, slot=lambda row: row["slot"])
+    assert judged.status == FAIL and "worst slot s0" in judged.note and studied.status == OK
+
+
 # --- every default config is at chance ----------------------------------------------------------------
 
 
@@ -115,8 +133,6 @@ def test_a_hole_in_one_slot_is_not_averaged_away():
 OPEN_HOLES = {
     "find_the_origin_depth": {"start_in_window": "issue 27: reads the chain length and finds the origin's shape "
                                                  "among the decoys (0.071, chance 0.005)"},
-    "implicit_hop_near_miss": {"nearest_last_relation": "issue 27: at dispersion 0 the evidence block is contiguous; "
-                                                        "the last relation's line nearest the start's is gold"},
 }
 
 

@@ -18,8 +18,10 @@ probe's AUC within 0.5 + ``PROBE_MARGIN`` (an AUC of 0.6: a random gold candidat
 one 60% of the time; a ranking tell that weak cannot be turned into answers on its own).
 A shortcut may declare the configs on which its regularity is the very thing being studied
 (``expected_when``), e.g. reading d off other chains in Find the Origin's structured arrangement; there it
-is reported but not counted. A probe may do the same, for a feature the question itself points to (the
-relation a comparison asks about is the one its evidence must state).
+is reported but not counted. ``expected_in`` does the same for the rows of some audit slots only (ImplicitHop's
+dispersion-0 rows, whose evidence is one block by definition): those slots get their own line, reported and
+not counted, and the strategy is judged on the other slots. A probe may declare configs too, for a feature
+the question itself points to (the relation a comparison asks about is the one its evidence must state).
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ class Shortcut:
     answer: Callable[[str, Any], str]  # (prompt, variant) -> model output
     variants: tuple[Any, ...] = (None,)
     expected_when: Callable[[Any], bool] | None = None  # config -> the regularity is the one studied
+    expected_in: Callable[[str], bool] | None = None  # audit slot -> the regularity is what rows of that slot study
 
 
 @dataclass(frozen=True)
@@ -199,31 +202,14 @@ class StreamingAudit:
         lines: list[AuditLine] = []
         slots = sorted(self._slot_rows)
         for shortcut, sums in zip(self.shortcuts, self._sums, strict=True):
-            cells = [(k, slot) for slot in slots for k in range(len(shortcut.variants))]
-            if not cells:  # no rows yet
-                cells = [(0, "")]
-            best_k, best_slot = max(cells, key=lambda cell: (self._margin(sums, cell), -cell[0]))  # first of ties
-            total, squares = sums.get((best_k, best_slot), [0.0, 0.0])
-            rows = self._slot_rows.get(best_slot, 0)
-            best = total / rows if rows else 0.0
-            chance = self._slot_chance_mean(best_slot)
-            measured = self._chance.get(best_slot, [])
-            best_variant = shortcut.variants[best_k]
-            expected = bool(shortcut.expected_when and shortcut.expected_when(self.config))
-            notes = [] if best_variant is None else [f"best variant {best_variant}"]
-            if len(slots) > 1:
-                notes.append(f"worst slot {best_slot} ({rows} rows)")
-            if expected:
-                notes.append("the regularity this config studies")
-            # a slot's measured chance can agree with itself by luck (twelve misses: variance 0); under the null
-            # the strategy and the guess score alike, so the chance side gets at least the strategy's variance
-            chance_variance = max(_variance(measured), _sum_variance(total, squares, rows))
-            noise = NOISE_Z * _standard_error(total, squares, rows, chance_variance, len(measured))
-            if MARGIN < best - chance <= noise:
-                notes.append(f"within noise on {rows} rows (< {noise:.3f})")
-            lines.append(AuditLine(shortcut.name, shortcut.kind, best, chance,
-                                   _status(best, chance, expected, self.paper_faithful, noise=noise),
-                                   "; ".join(notes)))
+            studied = [slot for slot in slots if shortcut.expected_in and shortcut.expected_in(slot)]
+            judged = [slot for slot in slots if slot not in studied]
+            if judged or not studied:
+                lines.append(self._shortcut_line(shortcut, sums, judged or [""], shortcut.name, False,
+                                                 many_slots=len(slots) > 1))
+            if studied:
+                lines.append(self._shortcut_line(shortcut, sums, studied, f"{shortcut.name}[{', '.join(studied)}]",
+                                                 True, many_slots=True))
         for k, probe in enumerate(self.probes):
             if probe.categorical:
                 learned = self._learned[k] if self._calibrated else self._pooled[k]
@@ -243,6 +229,35 @@ class StreamingAudit:
                                    _status(folded, 0.5, expected, self.paper_faithful, PROBE_MARGIN, noise),
                                    note + ("; by design on this config" if expected else "")))
         return lines + self._learned_lines()
+
+    def _shortcut_line(self, shortcut: Shortcut, sums: dict[tuple[int, str], list[float]], slots: Sequence[str],
+                       name: str, studied: bool, many_slots: bool) -> AuditLine:
+        """``shortcut`` at its worst (variant, slot) among ``slots``; ``studied``: slots whose rows study its
+        regularity (reported, not counted)."""
+        cells = [(k, slot) for slot in slots for k in range(len(shortcut.variants))]
+        best_k, best_slot = max(cells, key=lambda cell: (self._margin(sums, cell), -cell[0]))  # first of ties
+        total, squares = sums.get((best_k, best_slot), [0.0, 0.0])
+        rows = self._slot_rows.get(best_slot, 0)
+        best = total / rows if rows else 0.0
+        chance = self._slot_chance_mean(best_slot)
+        measured = self._chance.get(best_slot, [])
+        best_variant = shortcut.variants[best_k]
+        expected = studied or bool(shortcut.expected_when and shortcut.expected_when(self.config))
+        notes = [] if best_variant is None else [f"best variant {best_variant}"]
+        if many_slots:
+            notes.append(f"worst slot {best_slot} ({rows} rows)")
+        if studied:
+            notes.append("the regularity these rows study")
+        elif expected:
+            notes.append("the regularity this config studies")
+        # a slot's measured chance can agree with itself by luck (twelve misses: variance 0); under the null
+        # the strategy and the guess score alike, so the chance side gets at least the strategy's variance
+        chance_variance = max(_variance(measured), _sum_variance(total, squares, rows))
+        noise = NOISE_Z * _standard_error(total, squares, rows, chance_variance, len(measured))
+        if MARGIN < best - chance <= noise:
+            notes.append(f"within noise on {rows} rows (< {noise:.3f})")
+        return AuditLine(name, shortcut.kind, best, chance,
+                         _status(best, chance, expected, self.paper_faithful, noise=noise), "; ".join(notes))
 
     def _learned_lines(self) -> list[AuditLine]:
         """One line per report key of the learned probe: its held-out score against chance on the same rows."""

@@ -11,7 +11,7 @@ from .audit import audit
 from .baselines import guess, solve
 from .config import ImplicitHopConfig
 from .generate import COMPARED_KNOBS, FAMILY, VERSION, VOCABULARY, generate
-from .shortcuts import LEARNED_PROBE, PROBES, SHORTCUTS
+from .shortcuts import LEARNED_PROBE, PROBES, SHORTCUTS, audit_slot
 
 CITATION = """@article{lurch2025,
   title   = {LURCH: evidence scope, evidence dispersion and reasoning depth in long-context question answering},
@@ -90,7 +90,7 @@ register_family(
             "and length are knobs, each verified on the instance."
         ),
         compared_knobs=COMPARED_KNOBS, shortcuts=SHORTCUTS, probes=PROBES, learned_probe=LEARNED_PROBE,
-        max_gen_toks=max_gen_toks,
+        audit_slot=audit_slot, max_gen_toks=max_gen_toks,
         token_target=token_target,
         knob_properties=(
             ("depths", "`depth` (requested) and `reasoning_depth` (achieved, equal); also `questions` and "

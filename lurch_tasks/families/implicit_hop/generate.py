@@ -41,7 +41,7 @@ from .questions import (
 from .schema import BY_ID, COMPARE_RELATIONS, COUNT_RELATIONS, PLURALS, YEAR
 
 FAMILY = "implicit_hop"
-VERSION = "0.3.0"
+VERSION = "0.4.0"
 VOCABULARY = ("english_words.txt", "last_names.txt", "first_names.txt", "cities.txt")  # names avoid these
 COMPARED_KNOBS = ("evidence_order", "question_style")
 LINE_SEPARATOR = "\n"
@@ -180,8 +180,8 @@ def gold_like(order: list[int], evidence: int, decoys: set[int], costs: list[int
     """The line order with the ``decoys`` (competitor lines, and lines of the question's relations about other
     subjects) where the evidence lines are: each one outside the evidence window trades places with a seeded
     other distractor inside it of the same token costs (so the dispersion and the prompt's tokens stay as
-    they were); where none is left (a narrow window, dispersion 0), it moves next to the window, before or
-    after it (seeded). A walk that takes the candidate nearest the chain's previous line then meets a
+    they were); where none is left (a narrow window, dispersion 0), it moves next to the window, on the side
+    it stood. A walk that takes the candidate nearest the chain's previous line then meets a
     competitor as near as the gold fact. The ``primary`` lines take the window's slots first; of the lines left
     over, the ``closest`` go nearest the window. Lines ``0 .. evidence - 1`` are the evidence."""
     order = list(order)
@@ -195,19 +195,22 @@ def gold_like(order: list[int], evidence: int, decoys: set[int], costs: list[int
     outside = [k for k, line in enumerate(order) if line in decoys and not first < k < last]
     outside = (rng.shuffled([k for k in outside if order[k] in primary])
                + rng.shuffled([k for k in outside if order[k] not in primary]))
-    unplaced = []
+    unplaced = []  # (line, whether it stood before the window)
     for k in outside:
         slots = inside.get((costs[order[k]], reference[order[k]]))
         if slots:
             slot = slots.pop(rng.below(len(slots)))
             order[k], order[slot] = order[slot], order[k]
         else:
-            unplaced.append(order[k])
-    unplaced = [line for line in unplaced if line not in closest] + [line for line in unplaced if line in closest]
-    for line in unplaced:  # next to the window: outside it, so the tokens inside do not change (the last nearest)
+            unplaced.append((order[k], k < first))
+    unplaced = ([item for item in unplaced if item[0] not in closest]
+                + [item for item in unplaced if item[0] in closest])
+    # Next to the window, on the side each line came from: outside it, so the tokens inside do not change (the
+    # last nearest), and the window keeps its place (lines moved across it would push it to the middle).
+    for line, before in unplaced:
         order.remove(line)
         at = [k for k, other in enumerate(order) if other < evidence]
-        order.insert(min(at) if rng.below(2) else max(at) + 1, line)
+        order.insert(min(at) if before else max(at) + 1, line)
     return order
 
 
@@ -322,7 +325,10 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
         # context holds then says nothing about how many of the ends are
         neighbours.update({(r, x): 0 for r in (join.relation, *same_signature(join.relation))
                            for x in kb.sources(r, join.target)})
-    pool = sorted(pool, key=lambda f: neighbours.get(f.key(), 2))  # stable: the seeded order within a rank
+    # Lines of a chain's last relation about other subjects fit right after the next relations' (rank 0): in a
+    # short context they would otherwise be few, and the one nearest the start's first line the gold.
+    last_relations = {b.relations[-1] for b in branches if b.relations}
+    pool = sorted(pool, key=lambda f: min(neighbours.get(f.key(), 2), 0.5 if f.relation in last_relations else 2))
     facts = required + decoys + pool
     lines = [render_fact(kb, fact) for fact in facts]
     distractor_ids = list(range(len(required), len(lines)))
@@ -357,6 +363,9 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
     primary, closest = (enders, enders) if cell.dispersion == 0 else (frozenset(decoy_ids), frozenset())
 
     def arranged(chosen: list[int]) -> tuple[Layout, list[int]]:
+        # The pool's rank decides which lines fit, not where they stand: in rank order the lines of the next and
+        # last relations would crowd the context's start, and the one nearest a late start line would be gold.
+        chosen = StableRng(derive_seed(layout_seed, "places")).shuffled(chosen)
         layout = zero_spread_layout([reference[i] for i in chosen], len(evidence_ids), cell.dispersion, layout_seed,
                                     stratum)
         if cell.dispersion == 0 and sum(layout.gaps):

@@ -9,6 +9,7 @@ the start entity).
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
@@ -367,8 +368,23 @@ SHORTCUTS = (
     Shortcut("reachable_extreme_year", "family", "compare: the earliest / latest year among every entity a "
              "relation-blind walk from a start reaches", _reachable_extreme_year),
     Shortcut("nearest_last_relation", "family", "the value of the last relation's line nearest the start's "
-             "first-hop line (the chain's middle skipped), then the join", _nearest_last_relation),
+             "first-hop line (the chain's middle skipped), then the join", _nearest_last_relation,
+             expected_in=lambda slot: slot == BLOCK_SLOT),
 )
+
+
+BLOCK_SLOT, SPREAD_SLOT = "dispersion=0", "dispersion>0"
+
+
+def audit_slot(row: dict) -> str:
+    """Rows at dispersion 0 are audited apart: their evidence is one block by definition, so reading the
+    lines next to a start's line is the regularity they study (``nearest_last_relation``), as reading d is in
+    Find the Origin's structured arrangement. Every other strategy must stay at chance on both slots."""
+    difficulty = row["difficulty"]
+    if isinstance(difficulty, str):
+        difficulty = json.loads(difficulty)
+    return BLOCK_SLOT if difficulty["dispersion_target"] == 0 else SPREAD_SLOT
+
 def _per_line(feature):
     """A probe over the context's fact lines; gold = a required fact (an evidence span)."""
     def features(row: dict) -> list[tuple[object, bool]]:
