@@ -58,8 +58,8 @@ def length(options, question, body) -> list[float]:
 
 
 def question_overlap(options, question, body) -> list[float]:
-    """The share of an option's words the question uses too."""
-    return [word_overlap(o, question) for o in options]
+    """The share of the question's words an option uses too: the count of shared words over a constant."""
+    return [word_overlap(question, o) for o in options]
 
 
 def consensus(options, question, body) -> list[float]:
