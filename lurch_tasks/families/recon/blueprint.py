@@ -17,7 +17,7 @@ COUNTED_HOPS = (3, 9)  # the integer chain question's link counts (every domain'
 IMPLICATED = 8  # people implicated at some point: the culprit (on two trails) and seven others
 ALIBI_SUBJECTS = 6
 CUSTODY_MOVES = 6
-NEAR_CHECKS = 4  # register checks per custody place a look-alike gap before the asked moment (retrieval state)
+NEAR_CHECKS = 3  # register checks per custody place a look-alike gap before the asked moment (retrieval state)
 ORDERED_MOVES = 7  # the ordering question's history: every place but the one it names is an option
 ROSTER = 6  # people in the elimination and stream-matching rosters
 CONFLICT_PLACES = 6
@@ -434,8 +434,10 @@ def plan_held(names: Names, custody: Custody) -> tuple[tuple[int, int], list[Ent
     next move); ``NEAR_CHECKS`` checks of every other place and one fewer of the held place are each that same
     kind of gap before the moment (drawn independently, in working hours), and the held place's last check is
     outside the window. So the asked move's entry is one of ``6 * NEAR_CHECKS`` look-alikes by its time to the
-    moment (the place named last before the moment is the held one about one time in 24, as a look-alike's), and
-    every place is named ``NEAR_CHECKS + 1`` times beside the item, ``NEAR_CHECKS`` of them near the moment."""
+    moment (the place named last before the moment is the held one about one time in 18, as a look-alike's), and
+    every place is named ``NEAR_CHECKS + 1`` times beside the item, ``NEAR_CHECKS`` of them near the moment. (Four
+    each would make 24, but the structure of a long-trail criminal case would then overflow 16k tokens about one
+    time in 55.)"""
     rng = names.rng
     minutes = [m for m, _ in custody.moves]
     places = [p for _, p in custody.moves]
