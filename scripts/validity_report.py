@@ -4,9 +4,10 @@
     python scripts/validity_report.py audit [--config NAME ...]  # `lurch audit-shortcuts` on full configs
     python scripts/validity_report.py recon-slots [--rows N] [--config recon_all]  # RECON per (category, format)
 
-RECON's stored config mixes sixteen quota slots, so a hole in one slot is diluted sixteen-fold in the config's
-audit line: ``recon-slots`` scores every shortcut (best variant) against chance on each slot's rows alone, and
-the learned surface probe's held-out score per slot (``--no-shortcuts`` / ``--no-learned`` for one of them).
+RECON's stored config mixes sixteen quota slots; the audit reports each strategy at its worst slot. ``recon-slots``
+runs the same audit (``core.shortcuts.TaskAuditor``) on each slot's rows alone and prints its lines: every slot's
+best strategies, each failing line, and the learned surface probe's held-out score (``--no-shortcuts`` /
+``--no-learned`` leave one side out).
 
 The placement table compares matched pairs (the same people and gold graph in every mode), so the
 differences are the placement's alone.
@@ -15,15 +16,22 @@ differences are the placement's alone.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import statistics
 import sys
 
 from lurch_tasks.core.generation import generate_row, iter_rows, resolve_task, task_size
-from lurch_tasks.core.probe import evaluate
 from lurch_tasks.core.registry import all_tasks, get_family
-from lurch_tasks.core.shortcuts import BULKY_FIELDS, MARGIN, NOISE_Z, audit_task, format_table, mean, spread_indices
+from lurch_tasks.core.shortcuts import (
+    FAIL,
+    MARGIN,
+    AuditLine,
+    StreamingAudit,
+    TaskAuditor,
+    audit_task,
+    format_table,
+    spread_indices,
+)
 
 MODES = ("scatter", "spread", "segments", "random", "adjacent")
 
@@ -57,86 +65,60 @@ def audit(names: list[str]) -> int:
     return 1 if failed else 0
 
 
-EXACT = ("mcq_single", "mcq_multi", "ordering")  # RECON formats whose chance is exactly 0
+def slot_auditor(task, shortcuts: bool, learned: bool):
+    """The shortcut audit of ``task`` (``TaskAuditor``: the family's strategies, probes, slot and learned probe, as
+    ``lurch audit-shortcuts`` runs it); with one side left out, the same ``StreamingAudit`` without it."""
+    if shortcuts and learned:
+        return TaskAuditor(task)
+    family = get_family(task.family)
+    exact = None if family.chance is None else family.chance(task.config)
+    return StreamingAudit(task.config, task.paper_faithful, family.shortcuts if shortcuts else (),
+                          family.probes if shortcuts else (), family.score, family.guess, exact,
+                          family.learned_probe if learned else None, family.audit_slot, family.slot_chance)
 
 
-def recon_slots(name: str, rows: int | None, show: int, shortcuts: bool = True, learned: bool = True,
-                every_variant: bool = False) -> None:
-    """Per (category, format) slot of a RECON config: every shortcut's best variant vs chance (the seeded random
-    answer's mean on the slot's rows; MCQ and ordering: exactly 0)."""
+def slot_lines(auditor: TaskAuditor | StreamingAudit) -> list[AuditLine]:
+    return list(auditor.result().lines if isinstance(auditor, TaskAuditor) else auditor.lines())
+
+
+def recon_slots(name: str, rows: int | None, show: int, shortcuts: bool = True, learned: bool = True) -> int:
+    """Per (category, format) slot of a RECON config: the shortcut audit run on that slot's rows alone, printed as
+    the audit's own lines (each strategy at its best variant; the learned probe held out by case), so this table
+    and ``lurch audit-shortcuts`` cannot disagree. Returns 1 when a slot fails."""
     task = resolve_task(name)
     family = get_family(task.family)
     per_case = len(task.config.slots())  # a case's questions are consecutive rows: whole cases, evenly spaced
     cases = spread_indices(task_size(task) // per_case, None if rows is None else max(1, rows // per_case))
     indices = [case * per_case + k for case in cases for k in range(per_case)]
-    chance: dict[tuple[str, str], list[float]] = {}
-    scores: dict[tuple[str, str], dict[tuple[str, int], list[float]]] = {}
-    items, kept, item_chances = [], [], []
+    auditors: dict[str, TaskAuditor | StreamingAudit] = {}
+    counts: dict[str, int] = {}
     for index in indices:
         row = generate_row(task, index, "test")
-        slot = (row["difficulty"]["category"], row["answer_format"])
-        chance.setdefault(slot, []).append(family.score(row, family.guess(row["prompt"], 0) or "")["score"])
-        if learned and family.learned_probe is not None and (item := family.learned_probe.read(row)) is not None:
-            items.append(item)
-            kept.append({k: v for k, v in row.items() if k not in BULKY_FIELDS})
-            item_chances.append(0.0 if slot[1] in EXACT else chance[slot][-1])
-        if not shortcuts:
-            continue
-        table = scores.setdefault(slot, {})
-        for shortcut in family.shortcuts:
-            for k, variant in enumerate(shortcut.variants):
-                table.setdefault((shortcut.name, k), []).append(
-                    family.score(row, shortcut.answer(row["prompt"], variant))["score"])
-    if learned and items:
-        learned_table(name, family, items, kept, item_chances)
-    if not shortcuts:
-        return
-    print(f"## {name}: {len(indices)} rows (evenly spaced of {task_size(task)}), per slot; "
-          f"{'every variant' if every_variant else 'the best variant of each strategy'}: the {show} best of each "
-          f"slot and every one above chance + max({MARGIN}, 2.5 SE)\n")
-    print("| slot | rows | strategy | best variant | score | chance | margin | 2.5 SE |")
-    print("|---|---|---|---|---|---|---|---|")
-    for slot in sorted(scores):
-        exact = slot[1] in EXACT
-        base = 0.0 if exact else mean(chance[slot])
-        best: dict[str, tuple[float, object, float]] = {}
-        for (strategy, k), values in scores[slot].items():
-            variant = next(s for s in family.shortcuts if s.name == strategy).variants[k]
-            key = f"{strategy} [{variant}]" if every_variant else strategy
-            if key not in best or mean(values) > best[key][0]:
-                error = (_var(values) / len(values) + (0.0 if exact else _var(chance[slot]) / len(values))) ** 0.5
-                best[key] = (mean(values), variant, NOISE_Z * error)
-        ranked = sorted(best.items(), key=lambda item: -item[1][0])
-        for j, (strategy, (value, variant, noise)) in enumerate(ranked):
-            over = value > base + max(MARGIN, noise)
-            if j < show or over:
-                print(f"| {slot[0]} · {slot[1]} | {len(chance[slot])} | {strategy} | {variant} | {value:.3f} | "
-                      f"{base:.3f} | {value - base:+.3f}{' **FAIL**' if over else ''} | {noise:.3f} |", flush=True)
-
-
-def learned_table(name: str, family, items: list, kept: list[dict], chances: list[float]) -> None:
-    """The learned probe's held-out score per slot: fitted per slot (as the audit does) and, for comparison, per
-    answer format (one model over the slots of a format)."""
-    print(f"## {name}: learned surface probe, held out by case ({len(items)} rows)\n")
-    print("| slot | rows | model per format | AUC | model per slot | AUC | chance |")
-    print("|---|---|---|---|---|---|---|")
-    per_format = evaluate([dataclasses.replace(item, model=item.report.rpartition("/")[2]) for item in items], kept,
-                          chances, family.learned_probe, family.score)
-    per_slot = evaluate(items, kept, chances, family.learned_probe, family.score)
-    for a, b in zip(per_format, per_slot, strict=True):
-        base = mean(list(a.chances))
-        cells = []
-        for result in (a, b):
-            values = list(result.scores)
-            noise = NOISE_Z * ((_var(values) + _var(list(result.chances))) / max(1, len(values))) ** 0.5
-            over = mean(values) > base + max(MARGIN, noise)
-            cells.append(f"{mean(values):.3f}{' **FAIL**' if over else ''} | {result.auc or 0:.3f}")
-        print(f"| {a.report} | {a.rows} | {cells[0]} | {cells[1]} | {base:.3f} |", flush=True)
-    print()
-
-
-def _var(values: list[float]) -> float:
-    return statistics.variance(values) if len(values) > 1 else 0.0
+        slot = family.audit_slot(row)
+        if slot not in auditors:
+            auditors[slot] = slot_auditor(task, shortcuts, learned)
+        auditors[slot].add(row)
+        counts[slot] = counts.get(slot, 0) + 1
+    print(f"## {name}: {len(indices)} rows (whole cases, evenly spaced of {task_size(task)}), the shortcut audit per "
+          f"slot: the {show} best lines of each slot and every failing one (pass: <= chance + {MARGIN:g}, or within "
+          f"noise)\n")
+    print("| slot | rows | strategy | kind | score | chance | margin | status | note |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    failed = 0
+    for slot in sorted(auditors):
+        lines = slot_lines(auditors[slot])
+        scored = [line for line in lines if not line.strategy.endswith("(AUC)")]
+        ranked = sorted(scored, key=lambda line: -line.margin)
+        shown = [line for j, line in enumerate(ranked) if j < show or line.status == FAIL
+                 or line.strategy.startswith("learned_probe")]
+        shown += [line for line in lines if line.strategy.endswith("(AUC)") and line.status == FAIL]
+        failed += any(line.status == FAIL for line in lines)
+        for line in shown:
+            print(f"| {slot} | {counts[slot]} | "
+                  f"{line.strategy} | {line.kind} | {line.score:.3f} | {line.chance:.3f} | {line.margin:+.3f} | "
+                  f"{'**FAIL**' if line.status == FAIL else line.status} | {line.note} |", flush=True)
+    print(f"\n{len(auditors)} slots, {failed} failing")
+    return 1 if failed else 0
 
 
 def main() -> int:
@@ -154,12 +136,9 @@ def main() -> int:
     p.add_argument("--show", type=int, default=1, help="strategies shown per slot besides the failing ones")
     p.add_argument("--no-shortcuts", action="store_true", help="the learned probe only")
     p.add_argument("--no-learned", action="store_true", help="the shortcuts only")
-    p.add_argument("--every-variant", action="store_true", help="one line per variant, not per strategy")
     args = parser.parse_args()
     if args.command == "recon-slots":
-        recon_slots(args.config, args.rows, args.show, not args.no_shortcuts, not args.no_learned,
-                    args.every_variant)
-        return 0
+        return recon_slots(args.config, args.rows, args.show, not args.no_shortcuts, not args.no_learned)
     if args.command == "placements":
         placements(args.rows, args.tokens, args.connections)
         return 0

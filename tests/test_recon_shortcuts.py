@@ -346,3 +346,48 @@ def test_the_probe_orders_items_by_a_planted_second_mention():
     rows = [planted_ordering(case) for case in range(30)]
     (line,) = probe_lines(rows)
     assert line.strategy == "learned_probe[chain/ordering]" and line.score > 0.8 and line.status == FAIL
+
+
+# --- scripts/validity_report.py recon-slots: a printer over the audit's own lines ---------------------------
+
+def _printed(text: str) -> dict[tuple[str, str], tuple[str, str, str]]:
+    """(slot, strategy) -> (score, chance, status) of every table line ``recon-slots`` printed."""
+    out = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 9 and "/" in cells[0]:
+            out[cells[0], cells[2]] = (cells[4], cells[5], cells[7].strip("*"))
+    return out
+
+
+def test_recon_slots_prints_exactly_what_the_shortcut_audit_finds_per_slot(capsys):
+    """Two whole cases of recon_all: every line the script prints is the line ``core.shortcuts.audit_rows`` (the
+    ``lurch audit-shortcuts`` path) gives on that slot's rows, and with ``--no-shortcuts`` the learned probe's
+    lines are the same. (The script used to re-implement the per-slot audit.)"""
+    import importlib.util
+    from pathlib import Path
+
+    from lurch_tasks.core.shortcuts import audit_rows
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "validity_report.py"
+    spec = importlib.util.spec_from_file_location("validity_report", path)
+    report = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(report)
+    report.recon_slots("recon_all", 32, 100)
+    printed = _printed(capsys.readouterr().out)
+    task = resolve_task("recon_all")
+    family = get_family("recon")
+    cases = [0, 144]  # what spread_indices(288, 2) picks
+    by_slot: dict[str, list[dict]] = {}
+    for index in [case * 16 + k for case in cases for k in range(16)]:
+        row = generate_row(task, index)
+        by_slot.setdefault(family.audit_slot(row), []).append(row)
+    expected = {}
+    for slot, rows in by_slot.items():
+        for line in audit_rows(task, rows).lines:
+            if not line.strategy.endswith("(AUC)") or line.status == FAIL:  # probe AUCs: the failing ones
+                expected[slot, line.strategy] = (f"{line.score:.3f}", f"{line.chance:.3f}", line.status)
+    assert len(by_slot) == 16 and printed == expected
+    report.recon_slots("recon_all", 32, 100, shortcuts=False)
+    learned = _printed(capsys.readouterr().out)
+    assert learned and learned == {k: v for k, v in expected.items() if k[1].startswith("learned_probe")}

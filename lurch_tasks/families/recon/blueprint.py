@@ -17,6 +17,7 @@ COUNTED_HOPS = (3, 9)  # the integer chain question's link counts (every domain'
 IMPLICATED = 8  # people implicated at some point: the culprit (on two trails) and seven others
 ALIBI_SUBJECTS = 6
 CUSTODY_MOVES = 6
+NEAR_CHECKS = 3  # register checks per custody place a look-alike gap before the asked moment (retrieval state)
 ORDERED_MOVES = 7  # the ordering question's history: every place but the one it names is an option
 ROSTER = 6  # people in the elimination and stream-matching rosters
 CONFLICT_PLACES = 6
@@ -430,11 +431,13 @@ def custody_checks(names: Names, custody: Custody) -> list[Entry]:
 def plan_held(names: Names, custody: Custody) -> tuple[tuple[int, int], list[Entry]]:
     """The moment the 'where was it held' questions ask about (between move j and the next), and register checks
     naming the history's places. The moment's gap after move j is uniform over [span / 4, span) (span: to the
-    next move); eleven checks are each that same kind of gap before the moment (drawn independently, in
-    working hours): two of every other place, one of the held place, whose other check is outside the window.
-    So the asked move's entry is one of twelve look-alikes by its time to the moment (neither the place named
-    last before the moment nor one a typical gap before it tells the answer), and every place is named three
-    times, twice near the moment and once away from it."""
+    next move); ``NEAR_CHECKS`` checks of every other place and one fewer of the held place are each that same
+    kind of gap before the moment (drawn independently, in working hours), and the held place's last check is
+    outside the window. So the asked move's entry is one of ``6 * NEAR_CHECKS`` look-alikes by its time to the
+    moment (the place named last before the moment is the held one about one time in 18, as a look-alike's), and
+    every place is named ``NEAR_CHECKS + 1`` times beside the item, ``NEAR_CHECKS`` of them near the moment. (Four
+    each would make 24, but the structure of a long-trail criminal case would then overflow 16k tokens about one
+    time in 55.)"""
     rng = names.rng
     minutes = [m for m, _ in custody.moves]
     places = [p for _, p in custody.moves]
@@ -442,7 +445,7 @@ def plan_held(names: Names, custody: Custody) -> tuple[tuple[int, int], list[Ent
     end = minutes[j + 1] if j + 1 < len(minutes) else min(minutes[j] + 2 * MINUTES_PER_DAY, at(LAST_DAY, 23, 59))
     low_gap, high_gap = (end - minutes[j]) // 4, end - minutes[j] - 1
     moment = minutes[j] + rng.integer(low_gap, high_gap)
-    checked = rng.shuffled([p for k, p in enumerate(places) if k != j] * 2 + [places[j]])
+    checked = rng.shuffled([p for k, p in enumerate(places) if k != j] * NEAR_CHECKS + [places[j]] * (NEAR_CHECKS - 1))
     times: list[int] = []
     for _ in checked:
         times.append(look_alike(rng, moment, low_gap, high_gap, [*minutes, *times]))

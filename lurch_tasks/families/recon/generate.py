@@ -28,7 +28,7 @@ from .prompt import letters_for, prompt_head, render_prompt, render_question
 from .questions import CATEGORIES, NUM_OPTIONS, Question
 
 FAMILY = "recon"
-VERSION = "0.4.0"
+VERSION = "0.5.0"
 VOCABULARY = ("recon_catalog.json", "english_words.txt", "last_names.txt", "first_names.txt", "cities.txt")
 COMPARED_KNOBS = ("variant",)
 # what a case does not depend on: every category, format and variant shares it

@@ -42,8 +42,8 @@ TEMPLATES: dict[str, tuple[str, ...]] = {
     "custody": ("Custody log: {thing} {verb} {place}.", "Movement noted: {thing} {verb} {place}."),
     "xref": ("The files on {items} were cross-checked for consistency.",
              "A consistency check covered the files on {items}."),
-    "check": ("The register at {place} was checked against the custody file of {thing}.",
-              "Staff at {place} checked their register against the custody file of {thing}."),
+    "check": ("The register at {place} was checked for {thing}.",
+              "Staff at {place} checked their register for {thing}."),
     "report": ("{witness} reported that {person} was at {place} on Day {day} at about {time}.",
                "According to {witness}, {person} was at {place} on Day {day} around {time}."),
     # decoy actions (counterfactual): phrased with the same gap between the result and the action as the

@@ -17,6 +17,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 
+from ...core.probe import word_overlap
 from ...core.rng import StableRng, derive_seed
 from ...core.shortcuts import Probe, Shortcut
 from .baselines import guess, subject_mentions
@@ -49,10 +50,6 @@ def _units(option: str) -> list[str]:
     return option.split(ARROW)
 
 
-def _words(text: str) -> set[str]:
-    return {w.strip(".,?;:()").lower() for w in text.split()}
-
-
 Value = Callable[[list[str], str, str], list[float]]  # (options, question, case) -> one value per option
 
 
@@ -61,14 +58,13 @@ def length(options, question, body) -> list[float]:
 
 
 def question_overlap(options, question, body) -> list[float]:
-    asked = _words(question)
-    return [float(len(_words(o) & asked)) for o in options]
+    """The share of the question's words an option uses too: the count of shared words over a constant."""
+    return [word_overlap(question, o) for o in options]
 
 
 def consensus(options, question, body) -> list[float]:
-    """Words shared with the other options: the 'centre' of a distractor set."""
-    words = [_words(o) for o in options]
-    return [float(sum(len(w & other) for other in words if other is not w)) for w in words]
+    """The shares of an option's words each other option uses too, summed: the 'centre' of a distractor set."""
+    return [sum(word_overlap(o, other) for j, other in enumerate(options) if j != k) for k, o in enumerate(options)]
 
 
 def recency(options, question, body) -> list[float]:
