@@ -26,7 +26,6 @@ from lurch_tasks.core.shortcuts import (
     FAIL,
     MARGIN,
     AuditLine,
-    StreamingAudit,
     TaskAuditor,
     audit_task,
     format_table,
@@ -65,20 +64,14 @@ def audit(names: list[str]) -> int:
     return 1 if failed else 0
 
 
-def slot_auditor(task, shortcuts: bool, learned: bool):
-    """The shortcut audit of ``task`` (``TaskAuditor``: the family's strategies, probes, slot and learned probe, as
-    ``lurch audit-shortcuts`` runs it); with one side left out, the same ``StreamingAudit`` without it."""
-    if shortcuts and learned:
-        return TaskAuditor(task)
-    family = get_family(task.family)
-    exact = None if family.chance is None else family.chance(task.config)
-    return StreamingAudit(task.config, task.paper_faithful, family.shortcuts if shortcuts else (),
-                          family.probes if shortcuts else (), family.score, family.guess, exact,
-                          family.learned_probe if learned else None, family.audit_slot, family.slot_chance)
+def slot_auditor(task, shortcuts: bool, learned: bool) -> TaskAuditor:
+    """The shortcut audit of ``task`` as ``lurch audit-shortcuts`` runs it (the family's strategies, probes, slot
+    and learned probe), with one side left out on request."""
+    return TaskAuditor(task, shortcuts=shortcuts, learned=learned)
 
 
-def slot_lines(auditor: TaskAuditor | StreamingAudit) -> list[AuditLine]:
-    return list(auditor.result().lines if isinstance(auditor, TaskAuditor) else auditor.lines())
+def slot_lines(auditor: TaskAuditor) -> list[AuditLine]:
+    return list(auditor.result().lines)
 
 
 def recon_slots(name: str, rows: int | None, show: int, shortcuts: bool = True, learned: bool = True) -> int:
@@ -90,7 +83,7 @@ def recon_slots(name: str, rows: int | None, show: int, shortcuts: bool = True, 
     per_case = len(task.config.slots())  # a case's questions are consecutive rows: whole cases, evenly spaced
     cases = spread_indices(task_size(task) // per_case, None if rows is None else max(1, rows // per_case))
     indices = [case * per_case + k for case in cases for k in range(per_case)]
-    auditors: dict[str, TaskAuditor | StreamingAudit] = {}
+    auditors: dict[str, TaskAuditor] = {}
     counts: dict[str, int] = {}
     for index in indices:
         row = generate_row(task, index, "test")

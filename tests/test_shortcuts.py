@@ -281,3 +281,19 @@ def test_paper_faithful_configs_are_never_in_the_default_suite():
         assert not task.in_suite and ("paper" in name or "segments" in name)
     row = generate_row(resolve_task(PAPER_TASKS[0]), 0)
     assert row["pair_key"]
+
+
+def test_task_auditor_can_leave_out_one_side():
+    from lurch_tasks.core.shortcuts import TaskAuditor
+
+    task = resolve_task("implicit_hop_scope")
+    rows = [generate_row(task, index, "test") for index in (0, 9, 18, 27)]
+    sides = {}
+    for shortcuts, learned in ((True, True), (True, False), (False, True)):
+        auditor = TaskAuditor(task, shortcuts=shortcuts, learned=learned)
+        for row in rows:
+            auditor.add(row)
+        sides[shortcuts, learned] = [line.strategy for line in auditor.result().lines]
+    learned_lines = [name for name in sides[True, True] if name.startswith("learned_probe")]
+    assert learned_lines and sides[False, True] == learned_lines
+    assert sides[True, False] == [name for name in sides[True, True] if name not in learned_lines]

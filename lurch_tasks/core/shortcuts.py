@@ -394,19 +394,22 @@ class TaskAuditor:
     Categorical probes learn on calibration rows: the same indices under the next seed, generated as each
     row arrives."""
 
-    def __init__(self, task: Any, split: str = "test") -> None:
+    def __init__(self, task: Any, split: str = "test", shortcuts: bool = True, learned: bool = True) -> None:
+        """``shortcuts=False`` leaves out the strategies and probes, ``learned=False`` the learned probe (a
+        diagnostic run of one side; ``lurch audit-shortcuts`` runs both)."""
         from .generation import MAX_SEED
         from .registry import get_family
 
         family = get_family(task.family)
         self.task, self.split = task, split
+        probes = family.probes if shortcuts else ()
         self._calibration_task = None
-        if any(probe.categorical for probe in family.probes):
+        if any(probe.categorical for probe in probes):
             self._calibration_task = dataclasses.replace(task, seed=(task.seed + 1) % (MAX_SEED + 1))
-        self._audit = StreamingAudit(task.config, task.paper_faithful, family.shortcuts, family.probes,
+        self._audit = StreamingAudit(task.config, task.paper_faithful, family.shortcuts if shortcuts else (), probes,
                                      family.score, family.guess,
                                      None if family.chance is None else family.chance(task.config),
-                                     family.learned_probe, family.audit_slot, family.slot_chance)
+                                     family.learned_probe if learned else None, family.audit_slot, family.slot_chance)
 
     def add(self, row: dict) -> None:
         from .generation import generate_row
