@@ -388,7 +388,7 @@ def test_start_in_window_reads_the_chain_length_and_takes_the_nearest_shape():
     assert chain_length_read(view(prompt), _origin_like_rows(prompt)) == 3
     # The starts 4 lines above (d = 2) and 4 below (d = -2) are at the nearest distance a 2-link chain can have, but
     # only the one above is a chain shape: the one below has its would-be middle link (row 22) starting a chain.
-    assert _start_in_window(prompt, ("chains", "nearest", -1)) == "FINAL ANSWER: o"
-    assert _start_in_window(prompt, ("chains", "nearest", 1)) == "FINAL ANSWER: o"
+    assert _start_in_window(prompt, ("chains", "nearest", -1, 15)) == "FINAL ANSWER: o"
+    assert _start_in_window(prompt, ("chains", "nearest", 1, 15)) == "FINAL ANSWER: o"
     # farthest: 20 lines above (d = 10: row 0, its middle row 10 no start)
-    assert _start_in_window(prompt, ("chains", "farthest", -1)) == "FINAL ANSWER: c0w0"
+    assert _start_in_window(prompt, ("chains", "farthest", -1, 15)) == "FINAL ANSWER: c0w0"
