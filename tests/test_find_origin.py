@@ -388,7 +388,68 @@ def test_start_in_window_reads_the_chain_length_and_takes_the_nearest_shape():
     assert chain_length_read(view(prompt), _origin_like_rows(prompt)) == 3
     # The starts 4 lines above (d = 2) and 4 below (d = -2) are at the nearest distance a 2-link chain can have, but
     # only the one above is a chain shape: the one below has its would-be middle link (row 22) starting a chain.
-    assert _start_in_window(prompt, ("chains", "nearest", -1)) == "FINAL ANSWER: o"
-    assert _start_in_window(prompt, ("chains", "nearest", 1)) == "FINAL ANSWER: o"
+    assert _start_in_window(prompt, ("chains", "nearest", -1, 15)) == "FINAL ANSWER: o"
+    assert _start_in_window(prompt, ("chains", "nearest", 1, 15)) == "FINAL ANSWER: o"
     # farthest: 20 lines above (d = 10: row 0, its middle row 10 no start)
-    assert _start_in_window(prompt, ("chains", "farthest", -1)) == "FINAL ANSWER: c0w0"
+    assert _start_in_window(prompt, ("chains", "farthest", -1, 15)) == "FINAL ANSWER: c0w0"
+
+
+# --- the wide d grid of find_the_origin_depth (issue 27) ---------------------------------------------------------
+
+
+def test_d_values_bound_is_the_wide_one_and_only_depth_goes_beyond_the_papers():
+    from lurch_tasks.core.config import ConfigError
+    from lurch_tasks.families.find_origin.config import MAX_ABS_D, MAX_WIDE_D, WIDE_D_VALUES
+
+    assert _small(d_values=[MAX_WIDE_D, -MAX_WIDE_D]).config.d_values == (29, -29)
+    for bad in (MAX_WIDE_D + 1, -MAX_WIDE_D - 1, 0):
+        with pytest.raises(ConfigError) as error:
+            _small(d_values=[2, bad])
+        message = str(error.value)
+        assert message.startswith(f"d_values: {bad} is not allowed") and "\n" not in message, message
+    # the paper's -15..15 stays the bound of every other config, the paper-faithful one byte for byte
+    for task in all_tasks():
+        if task.family == "find_the_origin":
+            widest = max(abs(d) for d in task.config.d_values)
+            assert widest == (MAX_WIDE_D if task.name == "find_the_origin_depth" else MAX_ABS_D), task.name
+    assert resolve_task("find_the_origin_depth").config.d_values == WIDE_D_VALUES and len(WIDE_D_VALUES) == 56
+
+
+def _depth_rows(match):
+    task = resolve_task("find_the_origin_depth")
+    indices = [i for i in range(task.config.size()) if match(cell_at(task.config, i))]
+    return list(iter_rows(task, indices))
+
+
+def test_depth_context_holds_the_widest_shape_and_its_decoys_use_the_wide_grid():
+    from lurch_tasks.families.find_origin.config import DEFAULT_D_VALUES as PAPER_GRID
+    from lurch_tasks.families.find_origin.config import WIDE_D_VALUES
+    from lurch_tasks.families.find_origin.shortcuts import _origin_like_rows, _shaped, view
+
+    rows = _depth_rows(lambda cell: cell.chain_length in (3, 8) and abs(cell.d) in (2, 16, 29))
+    assert len(rows) == 12
+    for row in rows:
+        params = json.loads(row["params"])
+        d, links = params["cell"]["d"], params["cell"]["chain_length"] - 1
+        destination, n = params["target_rows"][-1], row["difficulty"]["num_lines"]
+        # 8k tokens: the 8-link chain of d = ±29 spans 204 lines, and its destination is 203 lines from both ends
+        assert n >= 2 * links * 29 + 1 and min(destination, n - 1 - destination) >= links * abs(d), row["id"]
+        assert FAMILY.score(row, FAMILY.solve(row["prompt"]))["score"] == 1.0
+        # the decoys are drawn from the config's own grid: a reader of chain starts finds the gold among the
+        # look-alikes of the wide grid; on the paper's grid a gold |d| > 15 is not there
+        assert set(params["decoy_d"]) <= set(WIDE_D_VALUES) and max(map(abs, params["decoy_d"])) > 15, row["id"]
+        starts = _origin_like_rows(row["prompt"])
+        shaped = _shaped(view(row["prompt"]), starts, links, WIDE_D_VALUES)
+        on_list = on_list_ds(params["decoy_d"], destination, links, n)
+        assert sorted(shaped) == sorted([*on_list, d]), row["id"]
+        assert (d in _shaped(view(row["prompt"]), starts, links, PAPER_GRID)) == (abs(d) <= 15)
+
+
+def test_strategies_cover_the_wide_grid():
+    from lurch_tasks.families.find_origin.config import MAX_ABS_D, MAX_WIDE_D
+    from lurch_tasks.families.find_origin.shortcuts import SHORTCUTS
+
+    variants = {shortcut.name: shortcut.variants for shortcut in SHORTCUTS}
+    assert max(abs(delta) for delta in variants["offset"]) == 7 * MAX_WIDE_D
+    assert max(k for k, _ in variants["start_at_distance"]) == 7 * MAX_WIDE_D
+    assert {variant[-1] for variant in variants["start_in_window"]} == {MAX_ABS_D, MAX_WIDE_D}

@@ -15,7 +15,10 @@ from ...core.config import (
 )
 from ...core.tokens import REFERENCE_TOKENIZER
 
-MAX_ABS_D = 15
+MAX_ABS_D = 15  # the paper's bound on |d|: every config that keeps to the paper's grid stays within it
+# Beyond the paper, a config may widen d (find_the_origin_depth, where d is a nuisance and its rays are look-alikes
+# that hide the origin): at most this far, so a chain of 8 links spans 7 * 29 + 1 = 204 lines.
+MAX_WIDE_D = 29
 ARRANGEMENTS = ("structured", "random")
 MAX_CONTEXT_TOKENS = 1_048_576
 MAX_LINES = 100_000
@@ -26,6 +29,8 @@ ALL_D_VALUES = tuple(d for d in range(-MAX_ABS_D, MAX_ABS_D + 1) if d)  # the pa
 # Defaults leave out |d| = 1: there the origin's line touches the destination's, so "the chain start
 # nearest the destination" answers 50-75% of those rows without following a link (see the shortcut audit).
 DEFAULT_D_VALUES = tuple(d for d in ALL_D_VALUES if abs(d) > 1)
+# The widest grid, ±2..±29: 56 signed distances, so a random list can hold about twice the look-alike chain shapes.
+WIDE_D_VALUES = tuple(d for d in range(-MAX_WIDE_D, MAX_WIDE_D + 1) if abs(d) > 1)
 
 
 class Cell(NamedTuple):
@@ -73,8 +78,9 @@ class FindOriginConfig:
             value = getattr(self, axis)
             require(isinstance(value, tuple), axis, value, "a list (empty when another length axis is used)")
         for d in self.d_values:
-            ok = isinstance(d, int) and not isinstance(d, bool) and 1 <= abs(d) <= MAX_ABS_D
-            require(ok, "d_values", d, f"integers in -{MAX_ABS_D}..{MAX_ABS_D} except 0")
+            ok = isinstance(d, int) and not isinstance(d, bool) and 1 <= abs(d) <= MAX_WIDE_D
+            require(ok, "d_values", d, f"integers in -{MAX_WIDE_D}..{MAX_WIDE_D} except 0 (the paper's grid is "
+                    f"-{MAX_ABS_D}..{MAX_ABS_D})")
         require(len(set(self.d_values)) == len(self.d_values), "d_values", self.d_values, "distinct values")
         axes = [name for name in ("context_tokens", "num_lines", "line_growth") if getattr(self, name)]
         if len(axes) != 1:

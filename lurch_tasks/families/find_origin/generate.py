@@ -30,7 +30,7 @@ from .lines import (
 from .prompt import PROMPT_HEAD, parse_line, render_line, render_prompt, render_question
 
 FAMILY = "find_the_origin"
-VERSION = "2.2.0"
+VERSION = "2.3.0"
 # Knobs that studies compare: left out of the instance seed, so the target chain and word stream stay fixed.
 COMPARED_KNOBS = ("arrangement", "target_position")
 

@@ -16,11 +16,14 @@ from functools import lru_cache
 
 from ...core.probe import Candidate, LearnedProbe, ProbeItem, as_features, rank_features, top_answer
 from ...core.shortcuts import Probe, Shortcut
-from .config import DEFAULT_D_VALUES, MAX_ABS_D
+from .config import DEFAULT_D_VALUES, MAX_ABS_D, MAX_WIDE_D, WIDE_D_VALUES
 from .prompt import context_lines, parse_line, parse_question
 
 MAX_LINKS = 7  # links of the longest chain (chain_lengths go up to 8)
-MAX_OFFSET = MAX_ABS_D * MAX_LINKS  # (chain_length - 1) * |d| at most
+MAX_OFFSET = MAX_WIDE_D * MAX_LINKS  # (chain_length - 1) * |d| at most, on the widest d grid a config may have
+# The attacker knows the grid: the d grids of the registered configs, by their largest |d| (the prompt does not say
+# which config wrote it, so the shape strategies try each grid as a variant).
+D_GRIDS = {MAX_ABS_D: DEFAULT_D_VALUES, MAX_WIDE_D: WIDE_D_VALUES}
 
 
 @dataclass(frozen=True)
@@ -137,35 +140,37 @@ def chain_length_read(v: View, starts: frozenset[int]) -> int:
     return min(lengths, key=lambda c: (-lengths[c], c)) if lengths else 2
 
 
-def _shaped(v: View, starts: frozenset[int], links: int) -> list[int]:
-    """The default d whose chain shape of ``links`` links ends at the destination: a start where its origin would
-    be, no start where its middle links would be (which lines start a chain; no link followed)."""
-    return [d for d in DEFAULT_D_VALUES if v.destination_row - links * d in starts
+def _shaped(v: View, starts: frozenset[int], links: int, grid: tuple[int, ...] = DEFAULT_D_VALUES) -> list[int]:
+    """The d of ``grid`` whose chain shape of ``links`` links ends at the destination: a start where its origin
+    would be, no start where its middle links would be (which lines start a chain; no link followed)."""
+    return [d for d in grid if v.destination_row - links * d in starts
             and not any(v.destination_row - k * d in starts for k in range(1, links))]
 
 
-def shape_length_read(v: View, starts: frozenset[int]) -> int:
+def shape_length_read(v: View, starts: frozenset[int], grid: tuple[int, ...] = DEFAULT_D_VALUES) -> int:
     """The chain length read off the chain shapes around the destination: the number of links whose shapes are
-    there for the largest share of the default d (longer on ties; one link only when no longer shape is there,
+    there for the largest share of the grid's d (longer on ties; one link only when no longer shape is there,
     since any start 2-15 lines away has a one-link shape)."""
     def share(links: int) -> float:
-        on_list = [d for d in DEFAULT_D_VALUES if 0 <= v.destination_row - links * d < len(v.pairs)]
-        return len(_shaped(v, starts, links)) / max(len(on_list), 1)
+        on_list = [d for d in grid if 0 <= v.destination_row - links * d < len(v.pairs)]
+        return len(_shaped(v, starts, links, grid)) / max(len(on_list), 1)
     longer = max(range(2, MAX_LINKS + 1), key=lambda links: (share(links), links))
     return longer + 1 if share(longer) > 0 else 2
 
 
-def _start_in_window(prompt: str, variant: tuple[str, str, int]) -> str:
+def _start_in_window(prompt: str, variant: tuple[str, str, int, int]) -> str:
     """Read the chain length L off the other chains (``chains``) or off the chain shapes around the destination
-    (``shapes``); of the chain starts at a distance the origin can have, (L - 1) * |d| for a default d, whose would-be
-    middle links are no chain starts, take the nearest (or farthest) one, one side first."""
-    source, order, first = variant
+    (``shapes``); of the chain starts at a distance the origin can have, (L - 1) * |d| for a d of the grid (``D_GRIDS``
+    by its largest |d|), whose would-be middle links are no chain starts, take the nearest (or farthest) one, one
+    side first."""
+    source, order, first, widest = variant
+    grid = D_GRIDS[widest]
     v = view(prompt)
     if v.destination_row < 0:
         return _answer(None)
     starts = _origin_like_rows(prompt)
-    links = (chain_length_read if source == "chains" else shape_length_read)(v, starts) - 1
-    shaped = _shaped(v, starts, links)
+    links = (chain_length_read(v, starts) if source == "chains" else shape_length_read(v, starts, grid)) - 1
+    shaped = _shaped(v, starts, links, grid)
     if not shaped:
         return _answer(None)
     d = min(shaped, key=lambda x: (abs(x) if order == "nearest" else -abs(x), x * first))
@@ -194,7 +199,7 @@ def _origin_centrality(row: dict) -> list[tuple[float, bool]]:
 
 
 _OFFSETS = tuple(delta for delta in range(-MAX_OFFSET, MAX_OFFSET + 1) if delta)
-_DISTANCES = tuple((k, first) for k in range(1, MAX_ABS_D + 1) for first in (-1, 1))
+_DISTANCES = tuple((k, first) for k in range(1, MAX_OFFSET + 1) for first in (-1, 1))
 
 SHORTCUTS = (
     Shortcut("first_line", "position", "left word of the first line", _by_row(lambda v, _: 0)),
@@ -209,9 +214,11 @@ SHORTCUTS = (
              "first, else the other (best k and side)", _start_at_distance, variants=_DISTANCES),
     Shortcut("start_in_window", "family", "read the chain length L off the other chains or off the chain shapes "
              "around the destination; the nearest (or farthest) chain start at a distance the origin can have, "
-             "(L-1)*|d|, whose middle links would be no starts, one side first (best source, order and side)",
-             _start_in_window, variants=tuple((source, order, first) for source in ("chains", "shapes")
-                                              for order in ("nearest", "farthest") for first in (-1, 1)),
+             "(L-1)*|d| for a d of the grid, whose middle links would be no starts, one side first (best source, "
+             "order, side and grid)",
+             _start_in_window, variants=tuple((source, order, first, widest) for source in ("chains", "shapes")
+                                              for order in ("nearest", "farthest") for first in (-1, 1)
+                                              for widest in D_GRIDS),
              expected_when=_structured),  # structured: every chain obeys d, as read_d
     Shortcut("central_origin_like", "position", "the chain start nearest the middle of the list", _central_start),
     Shortcut("most_frequent", "frequency", "the most frequent word other than the destination", _most_frequent),
