@@ -453,3 +453,19 @@ def test_strategies_cover_the_wide_grid():
     assert max(abs(delta) for delta in variants["offset"]) == 7 * MAX_WIDE_D
     assert max(k for k, _ in variants["start_at_distance"]) == 7 * MAX_WIDE_D
     assert {variant[-1] for variant in variants["start_in_window"]} == {MAX_ABS_D, MAX_WIDE_D}
+
+
+def test_depth_lengths_below_its_widest_shape_are_raised_and_other_configs_keep_theirs(capsys):
+    """find_the_origin_depth's 8-link chains of d = ±29 need ~2.4k tokens: a harness-wide 2048 is raised to its
+    floor with one warning (strict: an error naming the allowed lengths); find_the_origin keeps 2048."""
+    from lurch_tasks.core.config import ConfigError
+    from lurch_tasks.harness.tasks import build_docs
+
+    docs = build_docs("find_the_origin_depth", max_seq_lengths=[2048], num_samples=1, chain_lengths=[8],
+                      d_values=[29, -29])["test"]
+    assert [d["difficulty"]["target_tokens"] for d in docs] == [3072, 3072]
+    assert "below the 3072 tokens" in capsys.readouterr().err
+    with pytest.raises(ConfigError, match="max_seq_lengths of 3072 or more"):
+        build_docs("find_the_origin_depth", max_seq_lengths=[2048], num_samples=1, strict=True)
+    plain = build_docs("find_the_origin", max_seq_lengths=[2048], num_samples=1, d_values=[2, -2])["test"]
+    assert {d["difficulty"]["target_tokens"] for d in plain} == {2048}

@@ -88,6 +88,9 @@ class Task:
     # A view: its rows are those of this stored config that the family's ``stored_filter`` keeps (RECON's
     # per-category tasks read the all-category config, where each case is stored once, not once per category).
     stored_as: str | None = None
+    # The shortest prompt this task's widest case can have, when it is above the family's (``Family.
+    # min_context_tokens``): find_the_origin_depth's 8-link chains of d = ±29 need ~2.4k tokens.
+    min_context_tokens: int | None = None
 
 
 _FAMILIES: dict[str, Family] = {}

@@ -47,7 +47,8 @@ def build_docs(task_name: str, **metadata: Any) -> dict[str, Any]:
             stored = [row for row in stored if family.stored_filter(config, row)]
         rows, total = _fit_check(window, request, family, config, metadata)(stored), len(stored)
     else:
-        overrides = raised_lengths(task_name, family, dict(request.overrides), request.strict)
+        overrides = raised_lengths(task_name, context_floor(registered, family), dict(request.overrides),
+                                   request.strict)
         derived = model_tokenizer(metadata)
         if derived and "tokenizer" not in overrides:
             overrides["tokenizer"] = derived  # budgets in the model's own tokenizer (as RULER does)
@@ -71,7 +72,7 @@ def build_docs(task_name: str, **metadata: Any) -> dict[str, Any]:
         _report_unfit(rows, total, task_name, window, _max_gen_toks(request, family, config), metadata,
                       request.strict)
     if not rows and window:
-        floor = family.min_context_tokens
+        floor = context_floor(registered, family)
         if floor and window.tokens < floor:  # no length of this family can ever fit: say so, not "shorter"
             raise ConfigError(f"{task_name}: its shortest case needs {floor} tokens, more than the model's "
                               f"{window.tokens}-token window ({window.source}); allowed: a model with a larger "
@@ -81,10 +82,14 @@ def build_docs(task_name: str, **metadata: Any) -> dict[str, Any]:
     return {"test": datasets.Dataset.from_list(rows)}
 
 
-def raised_lengths(task_name: str, family, overrides: dict[str, Any], strict: bool) -> dict[str, Any]:
-    """Harness-wide lengths (``max_seq_lengths``) below the family's shortest case are raised to it, with one
-    warning line (an error with ``strict``), so one run can cover families of different scales."""
-    floor = family.min_context_tokens
+def context_floor(task, family) -> int | None:
+    """The fewest tokens any case of ``task`` can fit in: the task's own floor, else its family's."""
+    return task.min_context_tokens or family.min_context_tokens
+
+
+def raised_lengths(task_name: str, floor: int | None, overrides: dict[str, Any], strict: bool) -> dict[str, Any]:
+    """Harness-wide lengths (``max_seq_lengths``) below the task's shortest case (``floor``) are raised to it, with
+    one warning line (an error with ``strict``), so one run can cover families of different scales."""
     lengths = overrides.get("context_tokens")
     if not floor or not lengths or min(lengths) >= floor:
         return overrides

@@ -115,6 +115,7 @@ register_family(
     )
 )
 
+DEPTH_MIN_CONTEXT_TOKENS = 3072  # 8-link chains of d = ±29 span 204 lines (~2.4k tokens) plus the jitter margin
 PAPER_MAX_LINES = 880  # ~10k context tokens, the end of the paper's range
 _LENGTHS = dict(context_tokens=(1024, 2048, 4096, 8192))
 register_task(Task("find_the_origin", FAMILY, FindOriginConfig(**_LENGTHS),
@@ -130,7 +131,8 @@ register_task(Task("find_the_origin_long", FAMILY,
 register_task(Task("find_the_origin_depth", FAMILY,
                FindOriginConfig(d_values=WIDE_D_VALUES, chain_lengths=(2, 3, 4, 5, 6, 7, 8), context_tokens=(8192,),
                                 arrangement="random", num_samples=1),
-               "reasoning depth 2-8: chains of 2-8 links, random arrangement, d in ±2..29, 8k tokens"))
+               "reasoning depth 2-8: chains of 2-8 links, random arrangement, d in ±2..29, 8k tokens",
+               min_context_tokens=DEPTH_MIN_CONTEXT_TOKENS))
 register_task(Task("find_the_origin_paper", FAMILY,
                FindOriginConfig(d_values=ALL_D_VALUES, context_tokens=(), line_growth=(8, PAPER_MAX_LINES),
                                 target_position="centre", num_samples=1),
