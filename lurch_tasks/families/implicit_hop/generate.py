@@ -4,6 +4,7 @@ required facts laid out at a target dispersion among the other facts."""
 from __future__ import annotations
 
 import json
+import math
 
 from ...core.budget import joined_costs, prompt_meter, settle_to_budget
 from ...core.cells import setup_instance
@@ -20,7 +21,7 @@ from ...core.instance import Instance, instance_id
 from ...core.names import one_edit
 from ...core.rng import StableRng, canonical_json, derive_seed
 from ...core.tokens import reference_counter
-from .balance import balance_count
+from .balance import balance_compare, balance_count, compare_dated
 from .competitors import competitor_counts, competitor_keys, decoy_facts, neighbour_keys, paths, same_signature
 from .config import FACT_TOKENS_ESTIMATE, Cell, ImplicitHopConfig, shape
 from .filler import filler_lines
@@ -41,7 +42,7 @@ from .questions import (
 from .schema import BY_ID, COMPARE_RELATIONS, COUNT_RELATIONS, PLURALS, YEAR
 
 FAMILY = "implicit_hop"
-VERSION = "0.4.0"
+VERSION = "0.5.0"
 VOCABULARY = ("english_words.txt", "last_names.txt", "first_names.txt", "cities.txt")  # names avoid these
 COMPARED_KNOBS = ("evidence_order", "question_style")
 LINE_SEPARATOR = "\n"
@@ -73,7 +74,8 @@ def required_facts(kb: KnowledgeBase, question: Question, order: str, rng: Stabl
         return facts[::-1]
     if order == "forward":
         return facts
-    return _ends_without_answers(rng.shuffled(facts), answer_facts(kb, question))
+    telling = telling_facts(question)
+    return _ends_without_answers(rng.shuffled(facts), answer_facts(kb, question), telling, rng if telling else None)
 
 
 def answer_facts(kb: KnowledgeBase, question: Question) -> set[tuple[str, int]]:
@@ -88,15 +90,34 @@ def answer_facts(kb: KnowledgeBase, question: Question) -> set[tuple[str, int]]:
     return set()
 
 
-def _ends_without_answers(facts: list[Fact], answering: set[tuple[str, int]]) -> list[Fact]:
+def telling_facts(question: Question) -> set[tuple[str, int]]:
+    """Keys of the required facts a comparison would rather not open or close its evidence with: every chain's
+    last hop (into an end) and every end's year. The window's first and last lines are the first and last of
+    their groups (the hop's competitors, the dated years), so either one there marked its entity as an end; a
+    hop earlier in a chain marks a bridge, which the last hop's competitors still hide. None for the other
+    joins."""
+    if question.join.kind != "compare":
+        return set()
+    return {key for b in question.branches for key in ((b.relations[-1], b.entities[-2]),
+                                                         (question.join.relation, b.answer))}
+
+
+def _ends_without_answers(facts: list[Fact], answering: set[tuple[str, int]],
+                          telling: set[tuple[str, int]] = frozenset(), rng: StableRng | None = None) -> list[Fact]:
     """The shuffled facts with a fact that names no answer first and last where there is one: at dispersion
     1 the first and last evidence lines open and close the context, and an answer there would be at a
-    position anyone can read off."""
+    position anyone can read off. Where it can, neither is a ``telling`` fact (``telling_facts``) either.
+    The fact moved off an end trades places with the first other fact, or with a seeded one given ``rng``
+    (a comparison: with the first, the answer's hop stood second in the evidence, before most of its
+    competitor lines, and a walk taking a start's first link found the answer 0.38 of the time, not 0.25)."""
     for end in (0, len(facts) - 1):
-        if facts[end].key() in answering:
-            swap = next((k for k in range(1, len(facts) - 1) if facts[k].key() not in answering), None)
-            if swap is not None:
-                facts[end], facts[swap] = facts[swap], facts[end]
+        for avoid in (telling | answering, answering):
+            if facts[end].key() in avoid:
+                inner = [k for k in range(1, len(facts) - 1) if facts[k].key() not in avoid]
+                swap = (rng.choice(inner) if rng else inner[0]) if inner else None
+                if swap is not None:
+                    facts[end], facts[swap] = facts[swap], facts[end]
+                    break
     return facts
 
 
@@ -214,6 +235,64 @@ def gold_like(order: list[int], evidence: int, decoys: set[int], costs: list[int
     return order
 
 
+def toward_ends(order: list[int], evidence: int, alike: set[int], costs: list[int], reference: list[int],
+                rng: StableRng) -> list[int]:
+    """The line order with the ``alike`` lines (a comparison's competitor lines and dated years) inside the
+    evidence window placed as the layout places the inner evidence lines (arcsine: more often near the window's
+    ends, ``layout._toward_ends``), not uniformly: a chain's hop line, nearer the window's ends than its
+    competitor lines, was otherwise more often the first or the last of them. Each alike line takes the free slot
+    of its token costs nearest a seeded arcsine place; the other lines keep their order in the slots left, so
+    every slot holds a line of the same costs as before (the tokens and the dispersion do not move). Lines
+    ``0 .. evidence - 1`` are the evidence."""
+    order = list(order)
+    at = [k for k, line in enumerate(order) if line < evidence]
+    first, last = min(at), max(at)
+    slots: dict[tuple[int, int], list[int]] = {}
+    for k in range(first + 1, last):
+        if order[k] >= evidence:
+            slots.setdefault((costs[order[k]], reference[order[k]]), []).append(k)
+    for positions in slots.values():
+        lines = [order[k] for k in positions]
+        placed = rng.shuffled([line for line in lines if line in alike])
+        free, taken = list(positions), {}
+        for line in placed:
+            place = first + (last - first) * (1 - math.cos(math.pi * rng.uniform())) / 2
+            slot = min(free, key=lambda k: (abs(k - place), k))
+            free.remove(slot)
+            taken[slot] = line
+        rest = iter(line for line in lines if line not in alike)
+        for k in positions:
+            order[k] = taken[k] if k in taken else next(rest)
+    return order
+
+
+def boundary_mates(order: list[int], evidence: int, mates: dict[int, list[int]], costs: list[int],
+                   reference: list[int], blocked: set[int], rng: StableRng) -> list[int]:
+    """The line order with the window's first and last lines no longer the outermost of their groups: the
+    evidence window opens and closes on evidence lines, and ``gold_like`` puts the lines alike to them inside it,
+    so an evidence line at either end stood before (after) every line of its group (a chain's last hop before
+    its competitors: the blind walk's first / last link was the end one time in three, not four). A seeded
+    share of the boundary line's ``mates`` (uniform: its rank among its group is then uniform) trade places with
+    the distractors of the same token costs nearest the window outside it on that side, so the window's tokens
+    and the dispersion stay as they were. ``blocked`` lines never move out. Lines ``0 .. evidence - 1`` are
+    the evidence."""
+    order = list(order)
+    at = [k for k, line in enumerate(order) if line < evidence]
+    first, last = min(at), max(at)
+    for edge, step in ((first, -1), (last, 1)):
+        group = [k for k, line in enumerate(order) if line in mates.get(order[edge], ()) and first < k < last]
+        moved = rng.sample(group, rng.below(len(group) + 1))
+        outside = range(edge + step, -1 if step < 0 else len(order), step)  # nearest the window first
+        free = [q for q in outside if order[q] >= evidence and order[q] not in blocked]
+        for k in sorted(moved):
+            slot = next((q for q in free if (costs[order[q]], reference[order[q]]) ==
+                         (costs[order[k]], reference[order[k]])), None)
+            if slot is not None:
+                free.remove(slot)
+                order[k], order[slot] = order[slot], order[k]
+    return order
+
+
 ZERO_SPREAD = 0.7 * DISPERSION_TOLERANCE  # distractor share inside the evidence block at dispersion 0
 ZERO_SPREAD_MAX = 0.85 * DISPERSION_TOLERANCE  # a layout whose lines overshoot this keeps the block closed
 
@@ -317,7 +396,16 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
     if question_drawn.join.kind == "count":  # cities that tell a relation-blind reading nothing (balance.py)
         kb, balanced = balance_count(kb, question_drawn, decoys, StableRng(derive_seed(rng_seed, "balance")))
         decoys = [kb.by_key[fact.key()] for fact in decoys]  # a join competitor may now name the city
-    left_out = {f.key() for f in decoys} | competitor_keys(question_drawn)  # the competitors not drawn stay out
+    dated: set[tuple[str, int]] = set()
+    undated: set[tuple[str, int]] = set()
+    if question_drawn.join.kind == "compare":  # the years a relation-blind reader would read, and only those
+        kb, balanced = balance_compare(kb, question_drawn, decoys, StableRng(derive_seed(rng_seed, "balance")))
+        required = [kb.by_key[fact.key()] for fact in required]  # the ends' years are redrawn
+        relation = question_drawn.join.relation
+        dated = {(relation, e) for e in compare_dated(question_drawn, decoys)}
+        undated = {(relation, e) for e in kb.of_type(BY_ID[relation].source)} - dated
+    left_out = {f.key() for f in decoys} | competitor_keys(question_drawn) | undated  # the competitors not drawn
+    # stay out, and so do the years of a comparison's kind no reader would weigh
     pool = distractor_pool(kb, required, question_drawn, config.distractors, left_out)
     neighbours = neighbour_keys(kb, question_drawn, decoys)
     join = question_drawn.join
@@ -362,6 +450,19 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
     enders = frozenset(i for i in alike if facts[i].relation in {b.relations[-1] for b in branches if b.relations})
     primary, closest = (enders, enders) if cell.dispersion == 0 else (frozenset(decoy_ids), frozenset())
 
+    # A comparison's window edges: a chain's last hop shares its group with its competitor lines, an end's year
+    # with the other dated years (``boundary_mates``).
+    mates: dict[int, list[int]] = {}
+    if join.kind == "compare":
+        line_of = {facts[i].key(): i for i in range(len(facts))}
+        years = [line_of[key] for key in sorted(dated)]
+        for b in branches:
+            last_hop = line_of[(b.relations[-1], b.entities[-2])]
+            mates[last_hop] = [line_of[(r, b.entities[-2])] for r in same_signature(b.relations[-1])
+                               if (r, b.entities[-2]) in line_of and line_of[(r, b.entities[-2])] in decoy_ids]
+            mates[line_of[(join.relation, b.answer)]] = [i for i in years if i >= len(evidence_ids)]
+    grouped = {i for lines in mates.values() for i in lines}
+
     def arranged(chosen: list[int]) -> tuple[Layout, list[int]]:
         # The pool's rank decides which lines fit, not where they stand: in rank order the lines of the next and
         # last relations would crowd the context's start, and the one nearest a late start line would be gold.
@@ -373,6 +474,11 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
                                            StableRng(derive_seed(layout_seed, "enders")))
         order = gold_like(layout.order(evidence_ids, chosen), len(evidence_ids), alike, costs, reference,
                           StableRng(derive_seed(layout_seed, "decoys")), primary, closest)
+        if mates:
+            order = toward_ends(order, len(evidence_ids), grouped, costs, reference,
+                                StableRng(derive_seed(layout_seed, "toward-ends")))
+            order = boundary_mates(order, len(evidence_ids), mates, costs, reference, alike,
+                                   StableRng(derive_seed(layout_seed, "boundary")))
         return layout, starts_first(order, len(evidence_ids), [start_lines[b.start] for b in branches],
                                     StableRng(derive_seed(layout_seed, "starts")))
 
@@ -384,10 +490,11 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
     fitting, rest = _first_fit(distractor_ids, costs, room)
     _close_the_gap(fitting, rest, costs, room - sum(costs[i] for i in fitting),
                    max(cell.context_tokens // 100, 16) // 2)
-    # Every near miss and every competitor line is in the prompt, each at a seeded place among the other
-    # distractors (``gold_like`` then moves the competitor lines where the evidence lines are).
+    # Every near miss, every competitor line and every year a comparison dates is in the prompt, each at a seeded
+    # place among the other distractors (``gold_like`` then moves the competitor lines where the evidence lines are).
     near_keys = {f.key() for f in near_facts} if near_misses else set()
-    forced = [i for i in distractor_ids if i < len(facts) and (facts[i].key() in near_keys or i in decoy_ids)]
+    forced = [i for i in distractor_ids if i < len(facts)
+              and (facts[i].key() in near_keys or facts[i].key() in dated or i in decoy_ids)]
     if forced:
         # a forced fact line takes the place of another fact, not of a filler line: the filler keeps its share
         fitting, rest = _with_lines(fitting, rest, forced, costs, room, StableRng(derive_seed(rng_seed, "near-places")),
@@ -541,7 +648,7 @@ def _instance(config, config_name, seed, split, index, cell, kb, question_drawn,
         "join": _join_record(kb, join),
         "layout": {"before": layout.before, "gaps": list(layout.gaps)},
         "near_misses": near_misses,
-        **({"balanced": balanced} if balanced else {}),  # a count's balanced cities (balance.py)
+        **({"balanced": balanced} if balanced else {}),  # a count's balanced cities, a comparison's years (balance.py)
         "tokenizer": config.tokenizer,
         "chat_template": config.chat_template,
         "config": config_to_dict(config),
