@@ -231,7 +231,7 @@ def test_registry_rejects_duplicates():
     "values, field",
     [
         ({"d_values": (0,)}, "d_values"),
-        ({"d_values": (16,)}, "d_values"),
+        ({"d_values": (30,)}, "d_values"),  # beyond MAX_WIDE_D (29)
         ({"chain_lengths": [9]}, "chain_lengths"),
         ({"chain_lengths": 3}, "chain_lengths"),
         ({"arrangement": "diagonal"}, "arrangement"),
