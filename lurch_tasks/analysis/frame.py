@@ -2,7 +2,9 @@
 recorded properties.
 
 Columns: ``model``, ``task``, ``family``, ``instance`` (the doc id), ``index``, ``answer_format``; the metrics
-``score`` (family-native; RECON's can be negative), ``outcome`` (score clipped to [0, 1]: the GLM's response),
+``score`` (family-native; RECON's can be negative), ``normalized_score`` (chance 0, perfect 1:
+``scoring.headline``) and ``balance_key`` (the unit it is averaged over with equal weight), ``outcome`` (score
+clipped to [0, 1]: the GLM's response),
 ``memory_drift``, ``precision``, ``recall``, ``f1``, ``accuracy`` (strict correctness; for families without their own
 it is ``score == 1``), ``abstain_rate``; ``length`` (the doc's length bin in tokens, as its lm-eval task bins it);
 every scalar field of the doc's ``difficulty`` record under its own name (``context_tokens``, ``evidence_scope``,
@@ -20,6 +22,7 @@ import pandas as pd
 
 from ..core.registry import get_family
 from ..core.text import printable
+from ..scoring import headline
 from ..scoring.judge import JudgeConfig, ask_judge
 from .runs import Run, Sample, iter_samples, version_problem
 
@@ -45,6 +48,8 @@ def score_sample(sample: Sample, judge: JudgeConfig | None = None) -> dict:
     if "accuracy" not in metrics:
         row["accuracy"] = 1.0 if score >= 1.0 else 0.0
     row["outcome"] = min(1.0, max(0.0, score))
+    row["normalized_score"] = headline.normalized(doc, score)
+    row["balance_key"] = headline.balance_key(doc)
     row["length"] = int(float(family.bin_keys(doc)["length"]))
     for key, value in doc.get("difficulty", {}).items():
         if isinstance(value, (int, float, str, bool)) and key not in row:

@@ -70,6 +70,9 @@ class Family:
     # doc -> a sort key under which docs that share costly generation work sit together (RECON: the case), so a
     # validator regenerating many docs hits the family's caches
     regeneration_key: Callable[[dict], tuple] | None = None
+    # doc -> the unit weighted equally inside the family's headline (``scoring.headline``); None: the doc's task.
+    # RECON: the question category (its family group's tasks are per-category views of one stored config).
+    balance_key: Callable[[dict], str] | None = None
 
 
 @dataclass(frozen=True)

@@ -154,7 +154,7 @@ register_family(
             "and each answer derived from the case's provenance DAG."
         ),
         compared_knobs=COMPARED_KNOBS, shortcuts=SHORTCUTS, probes=PROBES, learned_probe=LEARNED_PROBE,
-        audit_slot=audit_slot, slot_chance=slot_chance,
+        audit_slot=audit_slot, slot_chance=slot_chance, balance_key=lambda doc: doc["difficulty"]["category"],
         max_gen_toks=max_gen_toks,
         token_target=token_target,
         knob_properties=(
