@@ -52,6 +52,21 @@ def _roster_of(params: str) -> tuple[tuple[str, ...], bool]:
     return tuple(decoded["people"]), decoded["task"] == "clique"
 
 
+CONTROL_SLOT = "zero-gold"
+
+
+def audit_slot(row: dict) -> str:
+    """Shortcut-audit slot: the grid's rows together (as before controls existed), the zero-gold controls apart."""
+    return CONTROL_SLOT if not row["answer_items"] else "grid"
+
+
+def slot_chance(slot: str) -> float | None:
+    """On a control the prompt-blind answer "none" is right (score 1), so no strategy can beat it there: a control
+    is only a hole if it can be told from a grid row without reasoning, which tests/test_graph_controls.py measures
+    (every registered shortcut says none as often on grid rows as on controls). Grid rows: the random baseline."""
+    return 1.0 if slot == CONTROL_SLOT else None
+
+
 def bin_keys(doc: dict) -> dict[str, str]:
     """Per-bin suffixes: the context-length bin and the density (connections per prompt)."""
     difficulty = doc["difficulty"]
@@ -96,7 +111,7 @@ register_family(
         ),
         compared_knobs=COMPARED_KNOBS, shortcuts=SHORTCUTS, probes=PROBES, learned_probe=LEARNED_PROBE,
         max_gen_toks=max_gen_toks,
-        token_target=token_target, extra_metrics=EXTRA_METRICS,
+        token_target=token_target, extra_metrics=EXTRA_METRICS, audit_slot=audit_slot, slot_chance=slot_chance,
         knob_properties=(
             ("placement / separation", "`separation_tokens`, `min_separation_tokens`, `max_separation_tokens` and "
              "per edge `params.edge_separation_tokens`. LURCH `evidence_dispersion` does not tell placements apart "

@@ -124,14 +124,15 @@ def generate(config: GraphConfig, seed: int, split: str, index: int, config_name
     # The cues decoys imitate: a grid doc's gold cues; a control's, those of its matched units that a kept member
     # still holds (near misses of a partner-less cue: a pair that looks linked and is not).
     imitated = _unit_cues(world, chosen)
-    if control:
-        chosen = _unlinked_members(chosen, world.neighbours)
-        kept = {person for unit in chosen for person in unit}
-        imitated = [c for c in imitated if kept.intersection(world.cues[c].members)]
     selected = [person for unit in chosen for person in unit]
     selected_set = set(selected)
     candidates = rng.shuffled([p for p in range(len(world.people)) if p not in selected_set])
+    # A control's pool is its matched doc's (drawn before the partners go): the same distractors in the same order.
     pool = independent_distractors(world.neighbours, selected, candidates)
+    if control:
+        chosen = _unlinked_members(chosen, world.neighbours)
+        selected = [person for unit in chosen for person in unit]
+        imitated = [c for c in imitated if set(selected).intersection(world.cues[c].members)]
     # Decoys are drawn whatever the mode and only rendered under near_miss; the fit counts a holder's
     # longer version, so both modes keep the same people (matched pairs).
     meter = prompt_meter(config.tokenizer, config.chat_template)
