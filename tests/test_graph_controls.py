@@ -199,6 +199,19 @@ def test_shortcut_audit_passes_on_a_slice_with_controls(rows):
     assert result.passed, lines_to_json(result.lines)
 
 
+def test_controls_leave_the_grid_audit_unchanged(rows):
+    """Controls sit in their own audit slot (chance 1: "none" is right there) and the learned probe skips them, so
+    every strategy and the probe are judged on the grid rows exactly as without controls; pooled, a strategy that
+    often says nothing (unique_kind_match) gained the controls' share (0.204 on memory_drift_edge) over a chance
+    of 0, and the probe's chance rose to 0.222, hiding grid leaks."""
+    task = resolve_task(rows[0]["task"], SLICE)
+    grid = [r for r in rows if r["answer_items"]]
+    pooled, alone = lines_to_json(audit_rows(task, rows).lines), lines_to_json(audit_rows(task, grid).lines)
+    # strategies and the learned probe; the AUC probes pool candidates, and a control adds only non-gold ones
+    assert [(x["strategy"], x["score"], x["chance"]) for x in pooled if "(AUC)" not in x["strategy"]] == \
+        [(x["strategy"], x["score"], x["chance"]) for x in alone if "(AUC)" not in x["strategy"]]
+
+
 def test_shortcuts_cannot_tell_a_control_from_a_grid_row(rows):
     """Controls are scored against "none", which every strategy that says nothing gets right; so a control is a
     hole only if a reasoning-free strategy says none more often on controls than on grid rows."""
