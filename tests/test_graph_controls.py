@@ -150,6 +150,7 @@ def test_every_way_of_saying_none_scores_1(answer, rows):
     row = _controls(rows)[0]
     scored = FAMILY.score(row, answer)
     assert scored["score"] == 1.0 and scored["false_positive_rate"] == 0.0, answer
+    assert scored["precision"] == scored["recall"] == scored["f1"] == 1.0 and scored["memory_drift"] == 0.0
 
 
 def test_listing_anything_on_a_control_scores_0(rows):
@@ -158,6 +159,7 @@ def test_listing_anything_on_a_control_scores_0(rows):
     for answer in (f"{a} -- {b}", f"CONNECTIONS:\n{a} -- {b}\n{b} -- {_people(row)[2]}", f'[["{a}", "{b}"]]'):
         scored = FAMILY.score(row, answer)
         assert scored["score"] == 0.0 and scored["false_positive_rate"] == 1.0, answer
+        assert scored["precision"] == scored["recall"] == scored["f1"] == 0.0 and scored["memory_drift"] == 1.0
 
 
 def test_false_positive_rate_is_reported_by_controls_only(rows):

@@ -34,6 +34,9 @@ def score(doc: dict, output: str) -> dict[str, float]:
                "recall": items.recall, "f1": items.f1}
     if not doc["answer_items"]:  # a zero-gold control: every listed pair is a false positive
         metrics["false_positive_rate"] = false_positive_rate(items.fp, items.tp + items.fp)
+        # precision, recall and F1 are 0/0 with no gold: 1 for the right answer (none), 0 otherwise, like score,
+        # so a perfect model is 1.0 on every metric of a config with controls
+        metrics.update(precision=metrics["score"], recall=metrics["score"], f1=metrics["score"])
     return metrics
 
 
