@@ -20,7 +20,7 @@ from lurch_tasks.harness.tasks import build_docs
 
 TASK = "memory_drift_edge"
 FAMILY = "graph_reconstruction"
-META = {"max_seq_lengths": [2048, 4096], "num_samples": 1}  # 6 docs
+META = {"max_seq_lengths": [2048, 4096], "num_samples": 1}  # 8 docs: 6 grid, a zero-gold control per length
 LURCH = str(Path(sys.executable).parent / "lurch")
 
 
@@ -69,19 +69,19 @@ def warnings(err: str) -> list[str]:
 
 def test_second_build_reads_the_cache_and_the_docs_are_identical(cache_dir, calls, monkeypatch, capsys) -> None:
     expected = fresh(monkeypatch, **META)
-    assert len(calls) == len(expected) == 6
+    assert len(calls) == len(expected) == 8
     first = build_docs(TASK, **META)["test"]
-    assert len(calls) == 12  # generated once more, into the cache
+    assert len(calls) == 16  # generated once more, into the cache
     [entry] = entries(cache_dir)
     before = entry.stat()
     second = build_docs(TASK, **META)["test"]
-    assert len(calls) == 12  # nothing generated
+    assert len(calls) == 16  # nothing generated
     after = entry.stat()
     assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)  # read, not rewritten
     assert_same(first, expected)
     assert_same(second, expected)
     task = resolve_task(TASK, {"context_tokens": (2048, 4096), "num_samples": 1})
-    assert [content_hash(dict(d)) for d in second] == [content_hash(generate_row(task, i)) for i in range(6)]
+    assert [content_hash(dict(d)) for d in second] == [content_hash(generate_row(task, i)) for i in range(8)]
     assert not warnings(capsys.readouterr().err)
     assert not list((cache_dir / "docs").glob(".*.tmp"))  # no temporary file left
 
@@ -98,7 +98,7 @@ def test_limit_reuses_a_longer_prefix_and_extends_a_shorter_one(cache_dir, calls
     assert_same(longer, fresh(monkeypatch, **META, max_docs=5))
     calls.clear()
     full = build_docs(TASK, **META)["test"]
-    assert calls == [5]
+    assert calls == [5, 6, 7]  # the docs after the longest prefix (6 and 7: zero-gold controls)
     assert_same(full, fresh(monkeypatch, **META))
     assert len(entries(cache_dir)) == 1
 
@@ -110,7 +110,7 @@ def test_window_filter_is_applied_per_run_to_cached_docs(cache_dir, calls, monke
     cached = build_docs(TASK, **window)["test"]
     assert calls == []
     expected = fresh(monkeypatch, **window)
-    assert 0 < len(cached) < 6
+    assert 0 < len(cached) < 8
     assert_same(cached, expected)
 
 
@@ -143,7 +143,7 @@ def test_a_damaged_cache_file_is_regenerated_with_one_warning(kind, cache_dir, c
     docs = build_docs(TASK, **META)["test"]
     lines = warnings(capsys.readouterr().err)
     assert len(lines) == 1 and "damaged doc cache file" in lines[0], lines
-    assert len(calls) >= 1 and set(calls) <= set(range(6))
+    assert len(calls) >= 1 and set(calls) <= set(range(8))
     assert_same(docs, fresh(monkeypatch, **META))
     calls.clear()
     capsys.readouterr()
@@ -158,7 +158,7 @@ def test_cache_off_writes_nothing(tmp_path, calls, monkeypatch) -> None:
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     build_docs(TASK, **META)
     build_docs(TASK, **META)
-    assert len(calls) == 12
+    assert len(calls) == 16
     assert list(tmp_path.iterdir()) == []
 
 

@@ -161,7 +161,7 @@ def test_lurch_eval_bad_metadata_is_one_line(tmp_path):
 
 @pytest.mark.slow
 def test_group_scores_are_the_doc_weighted_mean_over_all_their_docs(tmp_path):
-    """Tasks of unequal size (2, 1 and 1 docs): the group's headline metrics must be the mean over every doc,
+    """Tasks of unequal size (3, 2 and 2 docs): the group's headline metrics must be the mean over every doc,
     and no metric may be scored on fewer docs than its task (lm-eval's group weighting uses one count)."""
     run = _run([LURCH, "eval", "--model", "lurch-random", "--tasks", "memory_drift_graph", "--log_samples",
                 "--metadata", json.dumps({"max_seq_lengths": [2048], "num_samples": 1}),
@@ -173,7 +173,10 @@ def test_group_scores_are_the_doc_weighted_mean_over_all_their_docs(tmp_path):
                for line in path.read_text().splitlines() if line.strip()]
     sizes = {task: sum(s["doc"]["task"] == task for s in samples)
              for task in ("memory_drift_edge", "memory_drift_subgraph", "memory_drift_clique")}
-    assert sorted(sizes.values()) == [1, 1, 2], sizes
+    assert sorted(sizes.values()) == [2, 2, 3], sizes  # grid docs 1, 1, 2, and a zero-gold control each
+    for task in sizes:  # reported by the control only (None elsewhere): the random baseline lists pairs there
+        assert results[task]["false_positive_rate,none"] == 1.0
+        assert results[task]["false_positive_rate@2048,none"] == 1.0
     for metric in ("f1", "precision", "recall", "memory_drift", "score"):
         expected = sum(s[metric] for s in samples) / len(samples)
         assert results["memory_drift_graph"][f"{metric},none"] == pytest.approx(expected), metric

@@ -67,7 +67,13 @@ def config_from_mapping(cls: type[C], values: Mapping[str, Any], *, base: C | No
 
 
 def config_to_dict(config: object) -> dict[str, Any]:
-    return dataclasses.asdict(config)  # type: ignore[call-overload]
+    """The config's fields; a field marked ``omit_default`` is left out at its default, so adding such a knob
+    keeps the hashes (and rows) of every config that does not use it."""
+    values = dataclasses.asdict(config)  # type: ignore[call-overload]
+    for f in dataclasses.fields(config):  # type: ignore[arg-type]
+        if f.metadata.get("omit_default") and values[f.name] == f.default:
+            del values[f.name]
+    return values
 
 
 def config_hash(config: object) -> str:

@@ -6,6 +6,7 @@ import hashlib
 import json
 import math
 import sys
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,8 @@ from .window import as_bool, model_tokenizer, model_window, plan_window, warn
 
 HEADLINE_METRICS = ("score", "memory_drift", "precision", "recall", "f1")
 BINNED_METRICS = ("score", "memory_drift")
+# Extra metrics that only some docs report (graph zero-gold controls): None elsewhere, aggregated by bin_mean.
+SPARSE_METRICS = ("false_positive_rate",)
 
 
 def build_docs(task_name: str, **metadata: Any) -> dict[str, Any]:
@@ -239,11 +242,19 @@ def process_results(doc: dict, results: list[str], task_name: str | None = None)
     output = results[0] if results else ""
     family = get_family(doc["family"])
     metrics = family.score(doc, output if isinstance(output, str) else str(output))
-    out: dict[str, float | None] = {name: float(metrics[name]) for name in (*HEADLINE_METRICS, *family.extra_metrics)}
+    out: dict[str, float | None] = {name: float(metrics[name]) for name in (*HEADLINE_METRICS, *family.extra_metrics)
+                                    if name not in SPARSE_METRICS}
+    for name in sparse_metrics(task_name or doc["task"]):  # only some docs report these: None on the others
+        out[name] = float(metrics[name]) if name in metrics else None
     own = set(family.bin_keys(doc).values())
     for suffix in _bin_names(doc, task_name or doc["task"]):
         for name in BINNED_METRICS:
             out[f"{name}@{suffix}"] = out[name] if suffix in own else None
+    for name in SPARSE_METRICS:  # per length only (token-count bins): e.g. false_positive_rate@4096
+        if name in out:
+            for suffix in _bin_names(doc, task_name or doc["task"]):
+                if suffix.isdigit():
+                    out[f"{name}@{suffix}"] = out[name] if suffix in own else None
     for suffix in own:  # undeclared bins of an overridden config: reported by their own docs only
         for name in BINNED_METRICS:
             out.setdefault(f"{name}@{suffix}", out[name])
@@ -251,6 +262,18 @@ def process_results(doc: dict, results: list[str], task_name: str | None = None)
 
 
 _BIN_NAMES: dict[tuple[str, str, str], tuple[str, ...]] = {}
+
+
+@lru_cache(maxsize=256)
+def sparse_metrics(task_name: str) -> tuple[str, ...]:
+    """The SPARSE_METRICS a task's YAML declares: those its config says some of its docs report
+    (``config.sparse_metrics()``, e.g. a graph config with zero-gold controls)."""
+    try:
+        config = get_task(task_name).config
+    except ValueError:  # a config that is not registered: no YAML declares them
+        return ()
+    own = getattr(config, "sparse_metrics", None)
+    return tuple(m for m in SPARSE_METRICS if own is not None and m in own())
 
 
 def _bin_names(doc: dict, task_name: str) -> tuple[str, ...]:

@@ -21,6 +21,8 @@ CITATION = """@article{memorydrift2025,
   note    = {Graph reconstruction benchmark: edge, subgraph and clique discovery; memory drift metric}
 }"""
 GROUP = "memory_drift_graph"
+# Reported by the zero-gold controls only (None on the other docs, averaged over the controls by bin_mean).
+EXTRA_METRICS = ("false_positive_rate",)
 
 
 def score(doc: dict, output: str) -> dict[str, float]:
@@ -28,8 +30,20 @@ def score(doc: dict, output: str) -> dict[str, float]:
     people, groups = _roster_of(doc["params"])
     predicted = parse_edges(output, people, groups=groups)
     items = score_items(doc["answer_items"], predicted)
-    return {"score": 1.0 - items.memory_drift, "memory_drift": items.memory_drift, "precision": items.precision,
-            "recall": items.recall, "f1": items.f1}
+    metrics = {"score": 1.0 - items.memory_drift, "memory_drift": items.memory_drift, "precision": items.precision,
+               "recall": items.recall, "f1": items.f1}
+    if not doc["answer_items"]:  # a zero-gold control: every listed pair is a false positive
+        metrics["false_positive_rate"] = false_positive_rate(items.fp, items.tp + items.fp)
+        # precision, recall and F1 are 0/0 with no gold: 1 for the right answer (none), 0 otherwise, like score,
+        # so a perfect model is 1.0 on every metric of a config with controls
+        metrics.update(precision=metrics["score"], recall=metrics["score"], f1=metrics["score"])
+    return metrics
+
+
+def false_positive_rate(false: int, listed: int) -> float:
+    """Listed pairs that are false / max(listed, 1): on a zero-gold control 1 as soon as anything is listed, 0
+    for an answer that says none (in any words the parser reads as no pair)."""
+    return false / max(listed, 1)
 
 
 @lru_cache(maxsize=64)
@@ -39,6 +53,21 @@ def _roster_of(params: str) -> tuple[tuple[str, ...], bool]:
     cheap."""
     decoded = json.loads(params)
     return tuple(decoded["people"]), decoded["task"] == "clique"
+
+
+CONTROL_SLOT = "zero-gold"
+
+
+def audit_slot(row: dict) -> str:
+    """Shortcut-audit slot: the grid's rows together (as before controls existed), the zero-gold controls apart."""
+    return CONTROL_SLOT if not row["answer_items"] else "grid"
+
+
+def slot_chance(slot: str) -> float | None:
+    """On a control the prompt-blind answer "none" is right (score 1), so no strategy can beat it there: a control
+    is only a hole if it can be told from a grid row without reasoning, which tests/test_graph_controls.py measures
+    (every registered shortcut says none as often on grid rows as on controls). Grid rows: the random baseline."""
+    return 1.0 if slot == CONTROL_SLOT else None
 
 
 def bin_keys(doc: dict) -> dict[str, str]:
@@ -85,7 +114,7 @@ register_family(
         ),
         compared_knobs=COMPARED_KNOBS, shortcuts=SHORTCUTS, probes=PROBES, learned_probe=LEARNED_PROBE,
         max_gen_toks=max_gen_toks,
-        token_target=token_target,
+        token_target=token_target, extra_metrics=EXTRA_METRICS, audit_slot=audit_slot, slot_chance=slot_chance,
         knob_properties=(
             ("placement / separation", "`separation_tokens`, `min_separation_tokens`, `max_separation_tokens` and "
              "per edge `params.edge_separation_tokens`. LURCH `evidence_dispersion` does not tell placements apart "
@@ -101,11 +130,12 @@ register_family(
 _LONG = (32768, 65536, 131072)
 for _task in ("edge", "subgraph", "clique"):
     _name = f"memory_drift_{_task}"
-    register_task(Task(_name, FAMILY, GraphConfig(task=_task),
-                       f"{_task} discovery, densities 1-7 x prompts of 2k-16k tokens, scattered placement",
-                       in_suite=True))
-    register_task(Task(f"{_name}_long", FAMILY, GraphConfig(task=_task, context_tokens=_LONG, num_samples=1),
-                       f"{_task} discovery, contexts of 32k-128k tokens"))
+    register_task(Task(_name, FAMILY, GraphConfig(task=_task, zero_gold=True),
+                       f"{_task} discovery, densities 1-7 x prompts of 2k-16k tokens, scattered placement, and a "
+                       "zero-gold control per length", in_suite=True))
+    register_task(Task(f"{_name}_long", FAMILY, GraphConfig(task=_task, context_tokens=_LONG, num_samples=1,
+                                                           zero_gold=True),
+                       f"{_task} discovery, contexts of 32k-128k tokens, and a zero-gold control per length"))
     register_task(Task(f"{_name}_paper", FAMILY, GraphConfig(task=_task, placement="spread"),
                        f"paper-faithful: {_task} discovery with the source code's dispersion (the i-th member of "
                        "every unit at the i-th evenly spaced cut point), whose gold positions follow from the layout",

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from ...core.cells import cell_position
 from ...core.config import (
     ConfigError,
     require,
@@ -92,6 +93,8 @@ class GraphConfig:
     num_samples: int = 3
     tokenizer: str = REFERENCE_TOKENIZER
     chat_template: bool = False
+    # Negative controls (issue 28): one cell per length with no gold connection, after the grid's docs.
+    zero_gold: bool = field(default=False, metadata={"omit_default": True})
 
     def __post_init__(self) -> None:
         require_choice("task", self.task, TASKS)
@@ -124,7 +127,8 @@ class GraphConfig:
                 f"{largest_context_tokens()}")
         require_int_range("num_samples", self.num_samples, 1, 1_000_000)
         require_budget_knobs(self.tokenizer, self.chat_template)
-        if not self.cells():
+        require(isinstance(self.zero_gold, bool), "zero_gold", self.zero_gold, "true or false")
+        if not self.grid_cells():
             smallest_target = self.unit_size * min(self.connections) * PROFILE_TOKENS_ESTIMATE + FRAME_TOKENS_ESTIMATE
             raise ConfigError(
                 f"context_tokens: {list(self.context_tokens)} is too small for connections {list(self.connections)}; "
@@ -140,10 +144,54 @@ class GraphConfig:
     def fits(self, connections: int, context_tokens: int) -> bool:
         return connections * self.unit_size * PROFILE_TOKENS_ESTIMATE + FRAME_TOKENS_ESTIMATE <= context_tokens
 
-    def cells(self) -> list[Cell]:
+    def grid_cells(self) -> list[Cell]:
         """The knob grid (lengths fastest, then density); cells that cannot fit are left out. Docs visit it in
-        golden-stride order (core.cells.cell_at)."""
+        golden-stride order (``cell_position``)."""
         return [Cell(k, n) for k in self.connections for n in self.context_tokens if self.fits(k, n)]
+
+    def control_lengths(self) -> list[int]:
+        """Lengths with a zero-gold control cell: those where some density of the grid fits."""
+        if not self.zero_gold:
+            return []
+        return [n for n in self.context_tokens if any(self.fits(k, n) for k in self.connections)]
+
+    def cells(self) -> list[Cell]:
+        """The grid, then (``zero_gold``) one control cell per length, ``Cell(0, length)``."""
+        return self.grid_cells() + [Cell(0, n) for n in self.control_lengths()]
+
+    def sparse_metrics(self) -> tuple[str, ...]:
+        """Metrics only some docs report: the controls' false-positive rate (harness.tasks.SPARSE_METRICS)."""
+        return ("false_positive_rate",) if self.zero_gold else ()
+
+    def cell_position(self, index: int) -> int:
+        """Grid docs first, in the golden-stride order they always had (so adding controls moves no grid row),
+        then the controls, lengths fastest."""
+        grid = len(self.grid_cells())
+        if index < grid * self.num_samples:
+            return cell_position(index, grid)
+        return grid + (index - grid * self.num_samples) % len(self.control_lengths())
+
+    def sample_of(self, index: int) -> int:
+        """How many times this doc's cell came round before."""
+        grid = len(self.grid_cells())
+        if index < grid * self.num_samples:
+            return index // grid
+        return (index - grid * self.num_samples) // len(self.control_lengths())
+
+    def matched_density(self, context_tokens: int) -> int:
+        """The density of the grid cell a control at this length mirrors (shares people with): the lower median
+        of the densities that fit there, so controls plant as much partner-less cue material as a typical row."""
+        fitting = sorted(k for k in self.connections if self.fits(k, context_tokens))
+        return fitting[(len(fitting) - 1) // 2]
+
+    def matched_index(self, index: int) -> int:
+        """The grid doc whose seed (world, sampled units, distractor pool) a control doc reuses: same length,
+        the matched density, same sample."""
+        cell = self.cells()[self.cell_position(index)]
+        grid = self.grid_cells()
+        target = grid.index(Cell(self.matched_density(cell.context_tokens), cell.context_tokens))
+        rank = next(r for r in range(len(grid)) if cell_position(r, len(grid)) == target)
+        return self.sample_of(index) * len(grid) + rank
 
     def size(self) -> int:
         return len(self.cells()) * self.num_samples

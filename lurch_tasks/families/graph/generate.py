@@ -36,11 +36,13 @@ from .world import (
 )
 
 FAMILY = "graph_reconstruction"
-VERSION = "2.3.0"
+NO_CONNECTIONS = "none"  # answer_text of a zero-gold control; the scorer accepts any way of saying none
+VERSION = "2.4.0"
 # Knobs that studies compare: left out of the instance seed, so the world, the sampled units and the
 # distractors stay the same when only one of them changes (matched pairs).
+# zero_gold only appends control docs: its grid docs are those of the config without it.
 COMPARED_KNOBS = ("placement", "spread_start", "spread_end", "separation", "separation_jitter", "decoys",
-                  "prompt_style")
+                  "prompt_style", "zero_gold")
 
 
 def unit_parameter(config: GraphConfig) -> int:
@@ -106,22 +108,35 @@ def generate(config: GraphConfig, seed: int, split: str, index: int, config_name
     setup = setup_instance(FAMILY, config, VOCABULARY, seed, split, index, COMPARED_KNOBS)
     cell: Cell = setup.cell
     cfg_hash, src_hash, rng_seed = setup.config_hash, setup.source_hash, setup.rng_seed
+    control = cell.connections == 0
+    matched = config.matched_index(index) if control else index
+    if control:  # a negative control draws what its matched grid doc draws: same world, units and distractor pool
+        rng_seed = setup_instance(FAMILY, config, VOCABULARY, seed, split, matched, COMPARED_KNOBS).rng_seed
     rng = StableRng(rng_seed)
     # One world per (seed, split): train and test never share people or gold units.
     world_seed = derive_seed("graph-world", seed, split)
     world, units = world_units(config, world_seed)
-    if len(units) < cell.connections:
+    drawn = config.matched_density(cell.context_tokens) if control else cell.connections
+    if len(units) < drawn:
         raise ValueError(f"world_size: the world holds only {len(units)} {config.task} units, fewer than "
-                         f"connections={cell.connections}; allowed: a larger world_size")
-    chosen = [tuple(rng.shuffled(unit)) for unit in rng.sample(list(units), cell.connections)]
+                         f"connections={drawn}; allowed: a larger world_size")
+    chosen = [tuple(rng.shuffled(unit)) for unit in rng.sample(list(units), drawn)]
+    # The cues decoys imitate: a grid doc's gold cues; a control's, those of its matched units that a kept member
+    # still holds (near misses of a partner-less cue: a pair that looks linked and is not).
+    imitated = _unit_cues(world, chosen)
     selected = [person for unit in chosen for person in unit]
     selected_set = set(selected)
     candidates = rng.shuffled([p for p in range(len(world.people)) if p not in selected_set])
+    # A control's pool is its matched doc's (drawn before the partners go): the same distractors in the same order.
     pool = independent_distractors(world.neighbours, selected, candidates)
+    if control:
+        chosen = _unlinked_members(chosen, world.neighbours)
+        selected = [person for unit in chosen for person in unit]
+        imitated = [c for c in imitated if set(selected).intersection(world.cues[c].members)]
     # Decoys are drawn whatever the mode and only rendered under near_miss; the fit counts a holder's
     # longer version, so both modes keep the same people (matched pairs).
     meter = prompt_meter(config.tokenizer, config.chat_template)
-    planned = _plan_decoys(world, selected, pool, StableRng(derive_seed(rng_seed, "decoys")))
+    planned = _plan_decoys(world, imitated, pool, StableRng(derive_seed(rng_seed, "decoys")))
     profiles = list(world.profiles)  # as rendered: near_miss holders get their decoy version below
     costs = list(profile_costs(config, world_seed))
     fit_costs = list(costs)
@@ -143,25 +158,45 @@ def generate(config: GraphConfig, seed: int, split: str, index: int, config_name
     # The frame is measured around one profile (costs are in-prompt costs): the world's first, as written.
     frame = frame_tokens(meter.counter.name, meter.chat_template, len(selected), fit_question,
                          world.profiles[0].text, costs[0])
+    # Controls: the kept members go anywhere (``random``): a lone member under ``scatter`` would lean to the front.
+    knobs = PlacementKnobs("random") if control else placement_knobs(config)
     order, distractor_count = _fit(config, texts, chosen, pool, fit_costs, cell.context_tokens,
-                                   derive_seed(rng_seed, "placement"), over_count, meter, fit_question, frame)
+                                   derive_seed(rng_seed, "placement"), over_count, meter, fit_question, frame, knobs)
     in_prompt = set(order)
     decoys = [{k: v for k, v in d.items() if k not in ("person", "profile", "sentence", "replaced")} for d in planned
               if d["person"] in in_prompt] if config.decoys == "near_miss" else []
     return _instance(config, config_name, seed, world_seed, split, index, cell, world, profiles, chosen, order,
-                     meter, distractor_count, decoys, rng_seed, cfg_hash, src_hash, setup.pair_key)
+                     meter, distractor_count, decoys, rng_seed, cfg_hash, src_hash, setup.pair_key,
+                     matched if control else None)
+
+
+def _unlinked_members(units: list[Unit], neighbours) -> list[Unit]:
+    """Members of the matched doc's units, in order, kept while no kept person is linked to them: a pair keeps
+    one person, a clique one, a star its centre or its leaves. Their cue sentences stay, their partners go, as
+    with the distractors' own links to people outside the prompt."""
+    kept: list[int] = []
+    for unit in units:
+        for person in unit:
+            if not any(other in neighbours[person] for other in kept):
+                kept.append(person)
+    return [(person,) for person in kept]
 
 
 DECOY_HOLDER_CHOICES = 6  # unused distractors tried per decoy, for the one whose length changes least
 
 
-def _plan_decoys(world: World, selected: list[int], pool: list[int], rng: StableRng) -> list[dict]:
-    """Near misses of this prompt's own gold cues (one digit off, another year, another kind of group),
+def _unit_cues(world: World, units: list[Unit]) -> list[int]:
+    """Ids of the cues linking members of the units (a grid doc's gold cues), sorted."""
+    selected = [person for unit in units for person in unit]
+    return sorted({world.graph.edges[u, v]["cue"] for u, v in induced_edges(world.neighbours, selected)})
+
+
+def _plan_decoys(world: World, cue_ids: list[int], pool: list[int], rng: StableRng) -> list[dict]:
+    """Near misses of the given cues (a grid doc: its gold cues; one digit off, another year, another kind of group),
     each written with the cue kind's own templates in place of a solo detail of one of the first
     distractors, so the trap sits in the same prompt and looks like any other detail. Among the next few
     distractors, the holder is the one whose profile length changes least: the decoy replaces the detail
     closest to it in characters, and the holder with the smallest such gap wins (ties: pool order)."""
-    cue_ids = sorted({world.graph.edges[u, v]["cue"] for u, v in induced_edges(world.neighbours, selected)})
     taken = set(world.identifiers)
     planted: list[dict] = []
     # Each cue looks at the first few holders left and takes one: no more than this many are ever looked at.
@@ -207,7 +242,7 @@ MAX_FIT_ROUNDS = 4  # refits with the measured frame; one usually suffices (the 
 
 def _fit(config: GraphConfig, texts: list[str], units: list[Unit], pool: list[int], costs: list[int],
          budget: int, placement_seed: int, over_count: dict[int, tuple[int, int]], meter: PromptMeter,
-         question: str, frame: int) -> tuple[list[int], int]:
+         question: str, frame: int, knobs: PlacementKnobs) -> tuple[list[int], int]:
     """The prompt's people in order, with the most distractors (in pool order) that keep the whole prompt
     within ``budget`` tokens, and how many distractors that is.
 
@@ -217,7 +252,6 @@ def _fit(config: GraphConfig, texts: list[str], units: list[Unit], pool: list[in
     holder, tokens by which ``costs`` over-count its rendered profile in either decoy mode; the gap is
     closed that much tighter, so both modes land within the tolerance."""
     fixed = sum(costs[p] for unit in units for p in unit)
-    knobs = placement_knobs(config)
 
     def render(taken: list[int], n: int) -> str:
         order = place(units, taken[:n], knobs, StableRng(placement_seed))
@@ -321,7 +355,7 @@ def _instance(config: GraphConfig, config_name: str, seed: int, world_seed: int,
               world: World,
               profiles: list[Profile], units: list[Unit], order: list[int], meter: PromptMeter,
               distractor_count: int, decoys: list[dict], rng_seed: int, cfg_hash: str, src_hash: str,
-              pair_key: str) -> Instance:
+              pair_key: str, matched: int | None) -> Instance:
     people = world.people
     texts = [profiles[p].text for p in order]
     context = PROFILE_SEPARATOR.join(texts)
@@ -372,14 +406,14 @@ def _instance(config: GraphConfig, config_name: str, seed: int, world_seed: int,
     params = {
         "rng_seed": rng_seed,
         "cell": cell._asdict(),
-        "sample": index // len(config.cells()),
+        "sample": config.sample_of(index),
         "task": config.task,
-        "placement": config.placement,
+        "placement": config.placement if matched is None else "random",
         "placement_seed": derive_seed(rng_seed, "placement"),
         "decoy_mode": config.decoys,
         "world_seed": world_seed,
         "world_size": len(people),
-        "units": [[people[p].name for p in unit] for unit in units],
+        "units": [[people[p].name for p in unit] for unit in units] if matched is None else [],
         "people": names,
         "person_ids": order,
         "distractors": distractor_count,
@@ -391,6 +425,9 @@ def _instance(config: GraphConfig, config_name: str, seed: int, world_seed: int,
         "chat_template": config.chat_template,
         "config": config_to_dict(config),
     }
+    if matched is not None:  # a negative control: whom it shares people with, and the partner-less members kept
+        params["matched_index"] = matched
+        params["kept_members"] = [people[p].name for unit in units for p in unit]
     items = sorted(edge_item(a, b) for a, b in gold_names)
     return Instance(
         id=instance_id(config_name, split, index, FAMILY),
@@ -398,7 +435,7 @@ def _instance(config: GraphConfig, config_name: str, seed: int, world_seed: int,
         family_version=VERSION, config_hash=cfg_hash, source_hash=src_hash,
         context=context, question=question, prompt=prompt, answer_format="edge_set",
         answer=json.dumps([list(pair) for pair in gold_names]),
-        answer_text="\n".join(f"{a} -- {b}" for a, b in gold_names),
+        answer_text="\n".join(f"{a} -- {b}" for a, b in gold_names) or NO_CONNECTIONS,
         options=[], answer_items=items, evidence=list(evidence.spans),
         reasoning_graph={"nodes": nodes, "edges": edges}, difficulty=difficulty, params=canonical_json(params),
         pair_key=pair_key,

@@ -371,6 +371,8 @@ def pair_features(a: PersonFeatures, b: PersonFeatures, n: int, shared_lines: in
 
 
 def _probe_read(row: dict) -> ProbeItem | None:
+    if not row["answer_items"]:  # a zero-gold control: no positive candidate to learn, and "none" is right there
+        return None
     v = view(row["prompt"])
     n = len(v.profiles)
     if n < 2 or n > MAX_PROBED_PEOPLE:
