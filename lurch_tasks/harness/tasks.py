@@ -239,7 +239,9 @@ def process_results(doc: dict, results: list[str], task_name: str | None = None)
     output = results[0] if results else ""
     family = get_family(doc["family"])
     metrics = family.score(doc, output if isinstance(output, str) else str(output))
-    out: dict[str, float | None] = {name: float(metrics[name]) for name in (*HEADLINE_METRICS, *family.extra_metrics)}
+    # an extra metric of some docs only (ImplicitHop's not_found_accuracy: broken chains) is None on the others
+    out: dict[str, float | None] = {name: None if metrics[name] is None else float(metrics[name])
+                                    for name in (*HEADLINE_METRICS, *family.extra_metrics)}
     own = set(family.bin_keys(doc).values())
     for suffix in _bin_names(doc, task_name or doc["task"]):
         for name in BINNED_METRICS:
