@@ -70,7 +70,20 @@ def config_to_dict(config: object) -> dict[str, Any]:
     return dataclasses.asdict(config)  # type: ignore[call-overload]
 
 
+# Field metadata of a knob added after a family shipped: at its default it stays out of the hash, so every
+# existing config keeps its hash and every row generated before keeps its world (rng seeds derive from the hash).
+HASH_AT_DEFAULT = "hash_at_default"
+
+
+def _left_out_of_hash(config: object) -> set[str]:
+    return {f.name for f in dataclasses.fields(config)  # type: ignore[arg-type]
+            if f.metadata.get(HASH_AT_DEFAULT) is False and getattr(config, f.name) == f.default}
+
+
 def config_hash(config: object) -> str:
-    """SHA-256 of the canonical JSON of a config (its tokenizer id included)."""
-    payload = {"type": type(config).__name__, **config_to_dict(config)}
+    """SHA-256 of the canonical JSON of a config (its tokenizer id included); knobs marked ``HASH_AT_DEFAULT``
+    False are left out while they hold their default."""
+    skipped = _left_out_of_hash(config)
+    payload = {"type": type(config).__name__,
+               **{k: v for k, v in config_to_dict(config).items() if k not in skipped}}
     return hashlib.sha256(canonical_json(payload).encode("ascii")).hexdigest()

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from ...core.config import (
+    HASH_AT_DEFAULT,
     ConfigError,
     require,
     require_budget_knobs,
@@ -106,7 +107,7 @@ class ImplicitHopConfig:
     num_samples: int = 8  # rows per cell: the shortcut audit needs a few dozen rows per slice to be stable
     tokenizer: str = REFERENCE_TOKENIZER
     chat_template: bool = False
-    broken: float = 0.0
+    broken: float = field(default=0.0, metadata={HASH_AT_DEFAULT: False})  # added in 0.6.0: worlds kept at 0
 
     def __post_init__(self) -> None:
         require_list("depths", self.depths)
