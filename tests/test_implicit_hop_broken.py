@@ -186,3 +186,15 @@ def test_broken_chains_need_one_chain_of_three_facts_and_a_spare_competitor(knob
     with pytest.raises(ConfigError):
         ImplicitHopConfig(broken=0.25, **({"competitors_per_hop": 2} | knobs))
     assert ImplicitHopConfig(depths=(3,), facts=(3,), competitors_per_hop=2, broken=0.25).broken_samples() == 2
+
+
+def test_the_broken_knob_at_0_leaves_every_existing_world_as_it_was():
+    """``broken`` is out of the config hash at its default: implicit_hop_depth keeps 0.5.0's hash (pinned), so its
+    rng seeds and worlds do not move; a broken config hashes apart."""
+    from lurch_tasks.core.config import config_hash
+
+    assert config_hash(resolve_task("implicit_hop_depth").config) == (
+        "4d8dff44122bad44c92ad06f3ad5673b6dd35e3a3f2f89ffa8ced01f50cbd4fb")
+    base = ImplicitHopConfig(depths=(3,), facts=(3,), competitors_per_hop=2)
+    assert config_hash(base) != config_hash(ImplicitHopConfig(depths=(3,), facts=(3,), competitors_per_hop=2,
+                                                              broken=0.125))
