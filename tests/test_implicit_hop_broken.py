@@ -27,8 +27,9 @@ from lurch_tasks.harness.tasks import process_results
 from lurch_tasks.harness.yamls import group_yaml, task_yaml
 from lurch_tasks.scoring.not_found import NOT_FOUND, says_not_found
 
-# two cells (dispersion 0 and 0.5) of 8 samples, a quarter broken: 2 per cell
-SMALL = {"num_samples": 8, "broken": 0.25, "context_tokens": [1024], "dispersions": [0.0, 0.5]}
+# two cells (dispersion 0 and 0.5) of 8 samples at depth 3, a quarter broken: 2 per cell
+SMALL = {"num_samples": 8, "broken": 0.25, "context_tokens": [1024], "dispersions": [0.0, 0.5], "depths": [3],
+         "facts": [3]}
 
 
 @pytest.fixture(scope="module")

@@ -151,8 +151,8 @@ register_task(Task("implicit_hop_near_miss", FAMILY,
                    "depth 3, 8 required facts, 4k tokens, with a near miss of every bridge (a look-alike name whose "
                    "next fact leads elsewhere)"))
 register_task(Task("implicit_hop_broken", FAMILY,
-                   ImplicitHopConfig(depths=(3,), facts=(3,), num_samples=128, broken=0.125, competitors_per_hop=2),
-                   "negative control: one question of 3 hops, 4k tokens, dispersion 0.5, 2 competitors per hop; in a "
+                   ImplicitHopConfig(depths=(5,), facts=(5,), num_samples=128, broken=0.125, competitors_per_hop=2),
+                   "negative control: one question of 5 hops, 4k tokens, dispersion 0.5, 2 competitors per hop; in a "
                    "eighth of the rows "
                    "(16 of 128, a seeded draw) one hop's fact is absent, its competitors kept, and the answer is "
                    "NOT FOUND (not_found_accuracy); the broken hop's subject keeps 3 lines of its signature, as every "
