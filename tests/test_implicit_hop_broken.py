@@ -45,6 +45,10 @@ def _broken(row: dict) -> dict | None:
 def test_the_share_is_exact_in_every_cell_and_recorded(rows):
     per_cell = Counter(row["difficulty"]["dispersion_target"] for row in rows if row["difficulty"]["broken"])
     assert per_cell == {0.0: 2, 0.5: 2}  # the same at every level of the axis
+    task = resolve_task("implicit_hop_broken")  # 16 of 128 at depth 5: the hops take turns (4, 3, 3, 3, 3)
+    hops = Counter(_broken(generate_row(task, i))["hop"] for i in range(task.config.size())
+                   if task.config.broken_samples() and generate_row(task, i)["difficulty"]["broken"])
+    assert sum(hops.values()) == 16 and sorted(hops.values()) == [3, 3, 3, 3, 4]
     assert {row["difficulty"]["questions"] for row in rows} == {1}  # questions per prompt do not move
     for row in rows:
         broken = _broken(row)

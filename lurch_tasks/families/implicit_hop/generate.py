@@ -384,10 +384,10 @@ def distractor_pool(kb: KnowledgeBase, required: list[Fact], question: Question,
             and (mode != "unrelated" or f.relation not in used)]
 
 
-def broken_hop(config: ImplicitHopConfig, seed: int, split: str, cell: Cell, sample: int, rng_seed: int) -> int | None:
+def broken_hop(config: ImplicitHopConfig, seed: int, split: str, cell: Cell, sample: int) -> int | None:
     """The hop whose fact this sample leaves out, or None for an intact chain. The broken samples are a seeded
     set of exactly ``broken_samples()`` of the cell's samples (so the share is the same in every cell, hence at
-    every level of every axis); the hop is seeded among the chain's, the first (the start's own fact) and the
+    every level of every axis); their hops take turns over the chain's, the first (the start's own fact) and the
     last (the fact naming the answer) included."""
     count = config.broken_samples()
     if not count:
@@ -395,7 +395,10 @@ def broken_hop(config: ImplicitHopConfig, seed: int, split: str, cell: Cell, sam
     draw = StableRng(derive_seed("implicit-hop-broken", seed, split, *cell)).shuffled(list(range(config.num_samples)))
     if sample not in draw[:count]:
         return None
-    return StableRng(derive_seed(rng_seed, "broken-hop")).below(cell.depth)
+    # the broken samples take the hops in turn from a seeded first one: every hop about as often (16 rows over 5
+    # hops: 4, 3, 3, 3, 3), where a draw per row could leave one hop with half of them
+    first = StableRng(derive_seed("implicit-hop-broken-hop", seed, split, *cell)).below(cell.depth)
+    return (first + draw.index(sample)) % cell.depth
 
 
 def expected_competitors(question: Question, level: int, missing: Fact | None) -> list[int]:
@@ -418,7 +421,7 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
     branches = list(question_drawn.branches)
     # A broken chain: the hop's fact leaves the required facts and stays out of the pool; its competitors, the
     # facts after it and everything else go in as they would, so nothing on the surface shows the gap.
-    hop = broken_hop(config, seed, split, cell, setup.sample, rng_seed)
+    hop = broken_hop(config, seed, split, cell, setup.sample)
     missing = None if hop is None else kb.by_key[(branches[0].relations[hop], branches[0].entities[hop])]
     if missing is not None:
         required = [fact for fact in required if fact.key() != missing.key()]
