@@ -256,13 +256,30 @@ def recon_section(frame: pd.DataFrame, options: Options) -> Section | None:
                    tables=tuple(tables), figures=tuple(figures))
 
 
+def not_found_table(frame: pd.DataFrame, options: Options) -> pd.DataFrame:
+    """``not_found_accuracy`` per model and task: the score on the broken-chain rows (1 = the answer said NOT FOUND,
+    0 = it named an entity: a hallucinated answer); empty when no row's chain breaks."""
+    if "broken" not in frame:
+        return pd.DataFrame()
+    broken = frame[frame["broken"].eq(True)]
+    if broken.empty:
+        return pd.DataFrame()
+    return summarize(broken.assign(not_found_accuracy=broken["score"]), ["model", "task"], ("not_found_accuracy",),
+                     reps=options.reps, seed=options.seed)
+
+
 def implicit_hop_section(frame: pd.DataFrame, options: Options) -> Section | None:
     rows = frame[frame["family"] == IMPLICIT_HOP]
     if rows.empty:
         return None
     axes = implicit_hop_axes(rows, options)
+    not_found = not_found_table(rows, options)
+    extra = (("implicit_hop_not_found", not_found),) if not not_found.empty else ()
+    note = (" Broken chains (a required fact absent, the honest answer NOT FOUND): `not_found_accuracy` per task."
+            if extra else "")
     if axes.empty:
-        return Section("implicit_hop", "ImplicitHop", "No ImplicitHop task in these runs varies one property alone.")
+        return Section("implicit_hop", "ImplicitHop",
+                       "No ImplicitHop task in these runs varies one property alone." + note, tables=extra)
     labels = dict(IMPLICIT_HOP_AXES)
     figures = tuple(Figure(f"implicit_hop_{axis}", f"Score against {labels[axis]}, the other properties fixed "
                            f"({', '.join(sorted(group['task'].unique()))}).",
@@ -270,8 +287,8 @@ def implicit_hop_section(frame: pd.DataFrame, options: Options) -> Section | Non
                                              _colors(frame), log_x=axis == "length"))
                     for axis, group in axes.groupby("axis", sort=True))
     return Section("implicit_hop", "ImplicitHop",
-                   "Score against each property in the tasks that vary it alone, the others held fixed.",
-                   tables=(("implicit_hop_axes", axes),), figures=figures)
+                   "Score against each property in the tasks that vary it alone, the others held fixed." + note,
+                   tables=(("implicit_hop_axes", axes), *extra), figures=figures)
 
 
 def judge_section(frame: pd.DataFrame, options: Options) -> Section | None:

@@ -22,8 +22,9 @@ from .window import as_bool, model_tokenizer, model_window, plan_window, warn
 
 HEADLINE_METRICS = ("score", "memory_drift", "precision", "recall", "f1")
 BINNED_METRICS = ("score", "memory_drift")
-# Extra metrics that only some docs report (graph zero-gold controls): None elsewhere, aggregated by bin_mean.
-SPARSE_METRICS = ("false_positive_rate",)
+# Extra metrics that only some docs report (graph zero-gold controls, ImplicitHop broken chains): None elsewhere,
+# aggregated by bin_mean, listed only for tasks whose config says some of its docs report them.
+SPARSE_METRICS = ("false_positive_rate", "not_found_accuracy")
 
 
 def build_docs(task_name: str, **metadata: Any) -> dict[str, Any]:
@@ -245,7 +246,8 @@ def process_results(doc: dict, results: list[str], task_name: str | None = None)
     out: dict[str, float | None] = {name: float(metrics[name]) for name in (*HEADLINE_METRICS, *family.extra_metrics)
                                     if name not in SPARSE_METRICS}
     for name in sparse_metrics(task_name or doc["task"]):  # only some docs report these: None on the others
-        out[name] = float(metrics[name]) if name in metrics else None
+        value = metrics.get(name)
+        out[name] = None if value is None else float(value)
     own = set(family.bin_keys(doc).values())
     for suffix in _bin_names(doc, task_name or doc["task"]):
         for name in BINNED_METRICS:

@@ -61,7 +61,9 @@ def task_yaml(task: Task) -> dict:
 
 
 def _aggregate(extra: tuple[str, ...] = ()) -> list[dict]:
-    return [{"metric": m, "aggregation": "mean", "weight_by_size": True} for m in (*HEADLINE_METRICS, *extra)]
+    # Metrics of some docs only (SPARSE_METRICS) stay per task: most members lack them.
+    return [{"metric": m, "aggregation": "mean", "weight_by_size": True} for m in (*HEADLINE_METRICS, *extra)
+            if m not in SPARSE_METRICS]
 
 
 def group_yaml(name: str, members: list[str], version: str, extra: tuple[str, ...] = ()) -> dict:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from ...core.registry import Family, Task, register_family, register_task
 from ...scoring import normalize_name, score_items
 from ...scoring.lists import parse_name_list
+from ...scoring.not_found import NOT_FOUND, says_not_found
 from ...scoring.single import normalize_entity_name, parse_count, token_scores
 from .audit import audit
 from .baselines import guess, solve
@@ -19,9 +20,26 @@ CITATION = """@article{lurch2025,
   note    = {ImplicitHop varies these properties one at a time, the controlled experiment the paper calls for}
 }"""
 GROUP = "implicit_hop"
+EXTRA_METRICS = ("not_found_accuracy",)
 
 
-def score(doc: dict, output: str) -> dict[str, float]:
+def _broken_score(output: str) -> dict[str, float]:
+    """A broken chain's question: 1 for NOT FOUND in any wording (``says_not_found``), 0 for any entity."""
+    said = float(says_not_found(output))
+    return {"score": said, "memory_drift": 1.0 - said, "precision": said, "recall": said, "f1": said,
+            "not_found_accuracy": said}
+
+
+def score(doc: dict, output: str) -> dict[str, float | None]:
+    """A broken chain (gold NOT FOUND) scores ``_broken_score``; ``not_found_accuracy`` is its score there and
+    None on every other doc (averaged over the broken docs only). NOT FOUND on an intact question names no
+    entity, so it scores 0 there like any wrong answer."""
+    if doc["answer_items"] == [NOT_FOUND]:
+        return _broken_score(output)
+    return {**_intact_score(doc, output), "not_found_accuracy": None}
+
+
+def _intact_score(doc: dict, output: str) -> dict[str, float]:
     """Every doc reports the umbrella's five metrics. An entity set (a list question) scores 1 - memory drift
     over its answers' names; one entity scores 1 for exactly the gold name (normalised), with precision /
     recall / F1 over the name's words (partial credit for part of a name); a count scores 1 for exactly
@@ -90,7 +108,7 @@ register_family(
             "and length are knobs, each verified on the instance."
         ),
         compared_knobs=COMPARED_KNOBS, shortcuts=SHORTCUTS, probes=PROBES, learned_probe=LEARNED_PROBE,
-        audit_slot=audit_slot, max_gen_toks=max_gen_toks,
+        audit_slot=audit_slot, max_gen_toks=max_gen_toks, extra_metrics=EXTRA_METRICS,
         token_target=token_target,
         knob_properties=(
             ("depths", "`depth` (requested) and `reasoning_depth` (achieved, equal); also `questions` and "
@@ -102,6 +120,8 @@ register_family(
             ("competitors_per_hop", "`competitors_per_hop`: exact on every hop of every row, flat across every "
                                     "other knob; `competitor_lines`."),
             ("join", "`params.join` (kind, relation, answer); `answer_format` entity_set, entity or integer."),
+            ("broken", "`broken` (a chain whose hop fact is absent: answer NOT FOUND) and `params.broken` (hop, "
+                       "relation, subject, the left-out value); the same share in every cell."),
         ),
     )
 )
@@ -130,6 +150,13 @@ register_task(Task("implicit_hop_near_miss", FAMILY,
                    ImplicitHopConfig(depths=(3,), dispersions=(0.0, 0.5, 1.0), distractors="near_miss", num_samples=24),
                    "depth 3, 8 required facts, 4k tokens, with a near miss of every bridge (a look-alike name whose "
                    "next fact leads elsewhere)"))
+register_task(Task("implicit_hop_broken", FAMILY,
+                   ImplicitHopConfig(depths=(5,), facts=(5,), num_samples=128, broken=0.125, competitors_per_hop=2),
+                   "negative control: one question of 5 hops, 4k tokens, dispersion 0.5, 2 competitors per hop; in a "
+                   "eighth of the rows "
+                   "(16 of 128, a seeded draw) one hop's fact is absent, its competitors kept, and the answer is "
+                   "NOT FOUND (not_found_accuracy); the broken hop's subject keeps 3 lines of its signature, as every "
+                   "hop's does", in_suite=True))
 register_task(Task("implicit_hop_long", FAMILY,
                    ImplicitHopConfig(depths=(3,), context_tokens=(65536, 131072), num_samples=4),
                    "contexts of 64k-128k tokens at depth 3, 8 required facts, dispersion 0.5"))

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ...core.rng import StableRng, derive_seed
+from ...scoring.not_found import NOT_FOUND
 from .prompt import CONTEXT_HEADER
 from .schema import COMPARE_RELATIONS, COUNT_RELATIONS, RELATIONS, YEAR
 
@@ -155,11 +156,12 @@ def follow(facts: dict[tuple[str, str], str], chain) -> str | None:
 
 
 def join_answer(facts: dict[tuple[str, str], str], ends: list[str | None], join: tuple[str, ...]) -> str | None:
-    """The joined answer over the chains' ends: the ends themselves, the earliest / latest, or the count."""
+    """The joined answer over the chains' ends: the ends themselves (NOT FOUND for a chain that breaks), the
+    earliest / latest, or the count (None where a chain breaks)."""
+    if join[0] == "list":
+        return "; ".join(NOT_FOUND if end is None else end for end in ends)
     if any(end is None for end in ends):
         return None
-    if join[0] == "list":
-        return "; ".join(ends)
     values = [facts.get((join[1], end)) for end in ends]
     if any(value is None for value in values):
         return None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from ...core.config import (
@@ -86,6 +86,11 @@ class ImplicitHopConfig:
     hop's signature are in the context, exactly, on every hop (``competitors``): a walk that follows entity types
     without reading relations is right on a hop 1 time in ``competitors_per_hop + 1``; 0 removes them all (an
     ablation a relation-blind walk solves, never a default).
+    ``broken`` (0-1, default 0): the share of each cell's samples whose chain breaks: one required fact (a
+    seeded hop) is left out of the context, its competitors and everything else kept, so the honest answer is
+    NOT FOUND (``broken_samples``); one more competitor takes the fact's place, so ``competitors_per_hop`` must
+    leave one spare (at most 2). Exact per cell, so the same at every level of every axis; only for list
+    questions of one chain (depth = facts, one question per prompt) of 3 facts or more (two evidence lines stay).
     """
 
     depths: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7, 8)
@@ -101,6 +106,7 @@ class ImplicitHopConfig:
     num_samples: int = 8  # rows per cell: the shortcut audit needs a few dozen rows per slice to be stable
     tokenizer: str = REFERENCE_TOKENIZER
     chat_template: bool = False
+    broken: float = field(default=0.0, metadata={"omit_default": True})  # added in 0.6.0: worlds kept at 0
 
     def __post_init__(self) -> None:
         require_list("depths", self.depths)
@@ -128,6 +134,17 @@ class ImplicitHopConfig:
             require(self.join == "list", "join", self.join, "list with distractors near_miss")
         require_int_range("num_samples", self.num_samples, 1, 1_000_000)
         require_budget_knobs(self.tokenizer, self.chat_template)
+        require_number("broken", self.broken, 0.0, 1.0)
+        if self.broken:
+            require(self.join == "list", "join", self.join, "list with broken > 0")
+            require(self.competitors_per_hop < MAX_COMPETITORS, "competitors_per_hop", self.competitors_per_hop,
+                    f"0-{MAX_COMPETITORS - 1} with broken > 0 (a broken hop shows one more competitor in the left-out "
+                    "fact's place, so its subject has as many lines of the signature as any other hop's)")
+            require(self.distractors != "near_miss", "distractors", self.distractors,
+                    "same_relation or unrelated with broken > 0 (a near miss of the broken hop's subject would "
+                    "state it)")
+            require(all(d == f and f >= 3 for d in self.depths for f in self.facts), "depths", list(self.depths),
+                    "each equal to every facts value, 3 or more, with broken > 0 (one chain per question)")
         if not self.cells():
             raise ConfigError(f"depths: {list(self.depths)} with facts {list(self.facts)}, dispersions "
                               f"{list(self.dispersions)} and context_tokens {list(self.context_tokens)} leave no "
@@ -150,3 +167,11 @@ class ImplicitHopConfig:
 
     def size(self) -> int:
         return len(self.cells()) * self.num_samples
+
+    def sparse_metrics(self) -> tuple[str, ...]:
+        """Metrics only some docs report: the broken chains' NOT FOUND accuracy (harness.tasks.SPARSE_METRICS)."""
+        return ("not_found_accuracy",) if self.broken else ()
+
+    def broken_samples(self) -> int:
+        """How many of each cell's samples break their chain: the share, rounded, the same in every cell."""
+        return round(self.broken * self.num_samples)

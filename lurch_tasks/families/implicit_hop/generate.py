@@ -21,8 +21,17 @@ from ...core.instance import Instance, instance_id
 from ...core.names import one_edit
 from ...core.rng import StableRng, canonical_json, derive_seed
 from ...core.tokens import reference_counter
+from ...scoring.not_found import NOT_FOUND
 from .balance import balance_compare, balance_count, compare_dated
-from .competitors import competitor_counts, competitor_keys, decoy_facts, neighbour_keys, paths, same_signature
+from .competitors import (
+    competitor_counts,
+    competitor_keys,
+    decoy_facts,
+    hops,
+    neighbour_keys,
+    paths,
+    same_signature,
+)
 from .config import FACT_TOKENS_ESTIMATE, Cell, ImplicitHopConfig, shape
 from .filler import filler_lines
 from .kb import Fact, KnowledgeBase, build_kb, facts_per_person, render_fact
@@ -42,7 +51,7 @@ from .questions import (
 from .schema import BY_ID, COMPARE_RELATIONS, COUNT_RELATIONS, PLURALS, YEAR
 
 FAMILY = "implicit_hop"
-VERSION = "0.5.0"
+VERSION = "0.6.0"
 VOCABULARY = ("english_words.txt", "last_names.txt", "first_names.txt", "cities.txt")  # names avoid these
 COMPARED_KNOBS = ("evidence_order", "question_style")
 LINE_SEPARATOR = "\n"
@@ -375,6 +384,30 @@ def distractor_pool(kb: KnowledgeBase, required: list[Fact], question: Question,
             and (mode != "unrelated" or f.relation not in used)]
 
 
+def broken_hop(config: ImplicitHopConfig, seed: int, split: str, cell: Cell, sample: int) -> int | None:
+    """The hop whose fact this sample leaves out, or None for an intact chain. The broken samples are a seeded
+    set of exactly ``broken_samples()`` of the cell's samples (so the share is the same in every cell, hence at
+    every level of every axis); their hops take turns over the chain's, the first (the start's own fact) and the
+    last (the fact naming the answer) included."""
+    count = config.broken_samples()
+    if not count:
+        return None
+    draw = StableRng(derive_seed("implicit-hop-broken", seed, split, *cell)).shuffled(list(range(config.num_samples)))
+    if sample not in draw[:count]:
+        return None
+    # the broken samples take the hops in turn from a seeded first one: every hop about as often (16 rows over 5
+    # hops: 4, 3, 3, 3, 3), where a draw per row could leave one hop with half of them
+    first = StableRng(derive_seed("implicit-hop-broken-hop", seed, split, *cell)).below(cell.depth)
+    return (first + draw.index(sample)) % cell.depth
+
+
+def expected_competitors(question: Question, level: int, missing: Fact | None) -> list[int]:
+    """Same-signature competitors per hop (``competitors.hops`` order): the level, one more on a broken hop (the
+    left-out fact's place, so its subject shows as many lines of the signature as any other hop's)."""
+    broken = None if missing is None else missing.key()
+    return [level + (key == broken) for key in hops(question)]
+
+
 def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, config_name: str) -> Instance:
     """Instance ``index`` of ``split``: a pure function of (family, config, seed, split, index)."""
     setup = setup_instance(FAMILY, config, VOCABULARY, seed, split, index, COMPARED_KNOBS)
@@ -386,12 +419,24 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
     question_drawn, required = closest_question(kb, config.join, lengths, cell.facts, config.evidence_order,
                                                 rng_seed, setup.sample)
     branches = list(question_drawn.branches)
+    # A broken chain: the hop's fact leaves the required facts and stays out of the pool; its competitors, the
+    # facts after it and everything else go in as they would, so nothing on the surface shows the gap.
+    hop = broken_hop(config, seed, split, cell, setup.sample)
+    missing = None if hop is None else kb.by_key[(branches[0].relations[hop], branches[0].entities[hop])]
+    if missing is not None:
+        required = [fact for fact in required if fact.key() != missing.key()]
     near_misses: list[dict] = []
     if config.distractors == "near_miss":
         kb, near_facts, near_misses = with_near_misses(kb, branches, StableRng(derive_seed(rng_seed, "near")))
     # The drawn competitors of every hop go in whole; the level is exact, so the others may not come in with
     # the rest of the pool.
     decoys = decoy_facts(kb, question_drawn, config.competitors_per_hop, StableRng(derive_seed(rng_seed, "decoys")))
+    if missing is not None:  # the broken hop's subject keeps as many lines of the hop's signature as every other
+        # hop's (its gold and level competitors): one more competitor takes the left-out fact's place
+        drawn = {fact.key() for fact in decoys}
+        spare = [kb.by_key[(other, missing.source)] for other in same_signature(missing.relation)
+                 if (other, missing.source) not in drawn]
+        decoys.append(StableRng(derive_seed(rng_seed, "broken-spare")).choice(spare))
     balanced: dict = {}
     if question_drawn.join.kind == "count":  # cities that tell a relation-blind reading nothing (balance.py)
         kb, balanced = balance_count(kb, question_drawn, decoys, StableRng(derive_seed(rng_seed, "balance")))
@@ -405,6 +450,10 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
         dated = {(relation, e) for e in compare_dated(question_drawn, decoys)}
         undated = {(relation, e) for e in kb.of_type(BY_ID[relation].source)} - dated
     left_out = {f.key() for f in decoys} | competitor_keys(question_drawn) | undated  # the competitors not drawn
+    if missing is not None:  # and its mirror (a friend's, a rival's line about the subject would state it)
+        left_out.add(missing.key())
+        if kb.by_key.get((missing.relation, missing.target), missing).target == missing.source:
+            left_out.add((missing.relation, missing.target))
     # stay out, and so do the years of a comparison's kind no reader would weigh
     pool = distractor_pool(kb, required, question_drawn, config.distractors, left_out)
     neighbours = neighbour_keys(kb, question_drawn, decoys)
@@ -513,7 +562,8 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
                               cell.context_tokens, 0, len(optional))
     layout, order = arranged(chosen(fitted.blocks))
     return _instance(config, config_name, seed, split, index, cell, kb, question_drawn, required, lines, order,
-                     layout, meter, fitted.text, question, setup, near_misses, reference, facts, len(decoys), balanced)
+                     layout, meter, fitted.text, question, setup, near_misses, reference, facts, len(decoys), balanced,
+                     (hop, missing))
 
 
 def _first_fit(lines: list[int], costs: list[int], room: int) -> tuple[list[int], list[int]]:
@@ -589,9 +639,11 @@ def question_text(kb: KnowledgeBase, question: Question, style: str) -> str:
     return render_joined(items, plural, closing, number=join.kind == "count")
 
 
-def answer_of(kb: KnowledgeBase, question: Question) -> tuple[str, str, list[str]]:
-    """(answer_format, answer JSON, answer items) of the question."""
+def answer_of(kb: KnowledgeBase, question: Question, broken: bool = False) -> tuple[str, str, list[str]]:
+    """(answer_format, answer JSON, answer items) of the question; NOT FOUND where its chain is broken."""
     join = question.join
+    if broken:
+        return "entity", json.dumps(NOT_FOUND), [NOT_FOUND]
     if join.kind == "compare":
         name = kb.names[join.answer]
         return "entity", json.dumps(name), [name]
@@ -604,11 +656,13 @@ def answer_of(kb: KnowledgeBase, question: Question) -> tuple[str, str, list[str
 
 
 def _instance(config, config_name, seed, split, index, cell, kb, question_drawn, required, lines, order, layout,
-              meter, prompt, question, setup, near_misses, reference, facts, decoys, balanced) -> Instance:
+              meter, prompt, question, setup, near_misses, reference, facts, decoys, balanced,
+              broken=(None, None)) -> Instance:
+    hop, missing = broken
     branches = question_drawn.branches
     present = {facts[i].key() for i in order if i < len(facts)}
     competitors = competitor_counts(question_drawn, present)
-    if any(count != config.competitors_per_hop for count in competitors):
+    if competitors != expected_competitors(question_drawn, config.competitors_per_hop, missing):
         raise RuntimeError(f"competitors per hop {competitors} miss the level {config.competitors_per_hop}; this is a "
                            "bug, please report it")
     join = question_drawn.join
@@ -626,8 +680,8 @@ def _instance(config, config_name, seed, split, index, cell, kb, question_drawn,
     if abs(evidence.dispersion - cell.dispersion) > DISPERSION_TOLERANCE:
         raise RuntimeError(f"dispersion {evidence.dispersion:.4f} misses its target {cell.dispersion} by more than "
                            f"{DISPERSION_TOLERANCE}; this is a bug, please report it")
-    nodes, edges = _reasoning_graph(kb, question_drawn, required, lines)
-    answer_format, answer, answers = answer_of(kb, question_drawn)
+    nodes, edges = _reasoning_graph(kb, question_drawn, required, lines, None if missing is None else missing.key())
+    answer_format, answer, answers = answer_of(kb, question_drawn, missing is not None)
     difficulty = {
         **lurch_difficulty(encoding, context_start, context, cell.context_tokens, evidence,
                            reasoning_depth(nodes, edges)),
@@ -639,6 +693,7 @@ def _instance(config, config_name, seed, split, index, cell, kb, question_drawn,
         "competitors_per_hop": config.competitors_per_hop,
         "competitor_lines": sum(1 for i in order if len(required) <= i < len(required) + decoys),
         "num_facts": len(order),
+        "broken": missing is not None,
     }
     params = {
         "rng_seed": setup.rng_seed,
@@ -649,6 +704,7 @@ def _instance(config, config_name, seed, split, index, cell, kb, question_drawn,
         "layout": {"before": layout.before, "gaps": list(layout.gaps)},
         "near_misses": near_misses,
         **({"balanced": balanced} if balanced else {}),  # a count's balanced cities, a comparison's years (balance.py)
+        **({"broken": _broken_record(kb, question_drawn, hop, missing)} if missing is not None else {}),
         "tokenizer": config.tokenizer,
         "chat_template": config.chat_template,
         "config": config_to_dict(config),
@@ -676,6 +732,12 @@ def _branch_record(kb: KnowledgeBase, branch: Branch, join: Join) -> dict:
             "value": value if BY_ID[join.relation].target == YEAR else kb.names[value]}
 
 
+def _broken_record(kb: KnowledgeBase, question: Question, hop: int, missing: Fact) -> dict:
+    """Which hop breaks (0 = the start's own fact), the fact left out, and the answer the chain would have had."""
+    return {"hop": hop, "relation": missing.relation, "subject": kb.names[missing.source],
+            "value": kb.names[missing.target], "answer": kb.names[question.branches[0].answer]}
+
+
 def _join_record(kb: KnowledgeBase, join: Join) -> dict:
     record: dict = {"kind": join.kind}
     if join.kind == "compare":
@@ -685,8 +747,8 @@ def _join_record(kb: KnowledgeBase, join: Join) -> dict:
     return record
 
 
-def _reasoning_graph(kb: KnowledgeBase, question: Question, required: list[Fact],
-                     lines: list[str]) -> tuple[list[dict], list[list[str]]]:
+def _reasoning_graph(kb: KnowledgeBase, question: Question, required: list[Fact], lines: list[str],
+                     missing: tuple[str, int] | None = None) -> tuple[list[dict], list[list[str]]]:
     """Evidence node per required fact, a lookup step per hop (each needs the previous hop's result), and
     the answer. A list's branches add no depth (it collects their ends); a comparison or a count looks up
     every end's year or city and then takes one more step over them all."""
@@ -702,7 +764,8 @@ def _reasoning_graph(kb: KnowledgeBase, question: Question, required: list[Fact]
         for hop, (relation, entity) in enumerate(hops):
             step = f"b{b}s{hop + 1}"
             nodes.append({"id": step, "kind": "step", "text": f"{relation} of branch {b} entity {hop}"})
-            edges.append([f"e{line_of[(relation, entity)]}", step])
+            if (relation, entity) != missing:  # a broken hop's step has no evidence: the chain stops there
+                edges.append([f"e{line_of[(relation, entity)]}", step])
             if hop:
                 edges.append([f"b{b}s{hop}", step])
         if hops:
@@ -710,5 +773,5 @@ def _reasoning_graph(kb: KnowledgeBase, question: Question, required: list[Fact]
     if join.kind != "list":
         nodes.append({"id": "join", "kind": "step", "text": f"{join.kind} over the branches"})
         edges.append(["join", "answer"])
-    nodes.append({"id": "answer", "kind": "answer", "text": "; ".join(answer_of(kb, question)[2])})
+    nodes.append({"id": "answer", "kind": "answer", "text": "; ".join(answer_of(kb, question, missing is not None)[2])})
     return nodes, edges

@@ -26,7 +26,9 @@ from ...core.probe import (
 )
 from ...core.rng import StableRng, derive_seed
 from ...core.shortcuts import Probe, Shortcut
+from ...scoring.not_found import NOT_FOUND
 from .baselines import Asked, asked, fact_patterns, facts_in_order, follow, join_answer
+from .competitors import same_signature
 from .schema import BY_ID, YEAR
 
 
@@ -279,6 +281,31 @@ def _relation_blind_walk(prompt: str, choice: str) -> str:
     return "" if answer is None else f"FINAL ANSWER: {answer}"
 
 
+def _always_not_found(prompt: str, _: object) -> str:
+    """NOT FOUND for every question: a model that never commits to an answer."""
+    v = view(prompt)
+    questions = len(v.asked.chains) if v.asked is not None and v.asked.join[0] == "list" else 1
+    return "FINAL ANSWER: " + "; ".join([NOT_FOUND] * questions)
+
+
+def _thin_start(prompt: str, level: int) -> str:
+    """NOT FOUND for a chain whose start has fewer lines of its first hop's signature than a hop's gold fact and
+    ``level`` competitors make (a broken first hop would, were the left-out fact's place left empty); else the
+    first-link relation-blind walk's end. The attacker knows the generator, so the level is a variant."""
+    v = view(prompt)
+    if v.asked is None or v.asked.join[0] != "list":
+        return ""
+    seed, answers = _prompt_seed(prompt), []
+    for k, chain in enumerate(v.asked.chains):
+        if not chain or not chain[1]:
+            answers.append("")
+            continue
+        signature = {chain[1][0], *same_signature(chain[1][0])}
+        lines = sum(1 for relation, source in v.facts if source == chain[0] and relation in signature)
+        answers.append(NOT_FOUND if lines < level + 1 else blind_walk(v, chain, "first", derive_seed(seed, k)) or "")
+    return "FINAL ANSWER: " + "; ".join(answers)
+
+
 def linked_to(v: View, entity: str | None, city: str) -> bool:
     """Whether any fact line from the entity names the city, whatever its relation (a blind join)."""
     return entity is not None and any(value == city for _, value in v.out.get(entity, ()))
@@ -339,6 +366,12 @@ def _nearest_last_relation(prompt: str, _: object) -> str:
 
 
 SHORTCUTS = (
+    # Answering NOT FOUND everywhere earns a config's share of broken rows: the share is kept below what a random
+    # pick of an entity earns on the other rows (implicit_hop_broken: 1 in 8 against ~0.14), so it beats no chance.
+    Shortcut("always_not_found", "frequency", "NOT FOUND for every question", _always_not_found),
+    Shortcut("thin_start", "family", "NOT FOUND where a start has fewer lines of its first hop's signature than a "
+             "gold fact and the level's competitors make (1-3), else the first-link relation-blind walk",
+             _thin_start, variants=(1, 2, 3)),
     Shortcut("first_candidate", "position", "the first-mentioned entity of the answer's type",
              _per_target(_first)),
     Shortcut("last_candidate", "position", "the last-mentioned entity of the answer's type", _per_target(_last)),
