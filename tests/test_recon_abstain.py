@@ -38,7 +38,10 @@ def slot(row: dict) -> tuple[str, str]:
 def test_the_share_is_fixed_and_recorded():
     assert [s for s in range(3 * ABSTAIN_EVERY) if is_control_sample(s)] == [23, 47, 71]
     controls = control_rows()
-    assert sorted(slot(r) for r in controls) == sorted(CONTROLS)
+    assert sorted(slot(r) for r in controls) == sorted(CONTROLS) == [("conflict", "free_form"),
+                                                                      ("conflict", "mcq_single"),
+                                                                      ("retrieval", "free_form"),
+                                                                      ("retrieval", "mcq_single")]
     assert all(r["difficulty"]["control"] == "abstain" for r in controls)
     assert not any(is_control(r) for r in case_rows(ABSTAIN_EVERY - 2))
     assert {r["difficulty"]["control"] for r in case_rows(ABSTAIN_EVERY - 2)} == {"none"}
