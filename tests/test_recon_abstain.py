@@ -140,3 +140,13 @@ def test_audit_rows_checks_the_controls():
 def test_answerable_rows_keep_their_gold(index):
     row = case_rows(ABSTAIN_EVERY - 2)[index]
     assert row["answer"] != "ABSTAIN" and not is_control(row)
+
+
+def test_controls_are_deterministic():
+    """A control row is a pure function of its index: rebuilt from scratch (case cache cleared), the same bytes."""
+    from lurch_tasks.families.recon.generate import build_case
+
+    first = control_rows()
+    build_case.cache_clear()
+    again = [generate_row(TASK, r["index"]) for r in first]
+    assert [json.dumps(r, sort_keys=True) for r in again] == [json.dumps(r, sort_keys=True) for r in first]
