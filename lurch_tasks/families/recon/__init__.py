@@ -63,14 +63,53 @@ def _format_score(doc: dict, output: str) -> tuple[dict[str, float], list[str]]:
             graded["found"] + [f"not:{fact}" for fact in graded["against"]])
 
 
+def read_answer(doc: dict, output: str):
+    """The output's answer as its format reads it: a letter, letters, a number, ``ABSTAIN`` or None (free form:
+    ``ABSTAIN``, the final answer's text, or None when there is none)."""
+    kind = doc["answer_format"]
+    letters = letters_for(kind)[: len(doc["options"])]
+    if kind == "mcq_single":
+        return parse_choice(output, letters)
+    if kind == "mcq_multi":
+        return parse_letters(output, letters)
+    if kind == "ordering":
+        return parse_order(output, letters)
+    if kind == "integer":
+        return parse_integer(output)
+    # an abstention that still names a place the question is about asserts it: that is an answer
+    graded = grade_free_form(output, [], json.loads(doc["answer"])["contradicting"])
+    return ABSTAIN if graded["answer"] == ABSTAIN and not graded["against"] else (output.strip() or None)
+
+
+def is_control(doc: dict) -> bool:
+    """An abstention control: a question the case does not settle (``difficulty.control``)."""
+    return doc["difficulty"].get("control") == "abstain"
+
+
+def _control_score(doc: dict, output: str) -> dict[str, float | None]:
+    """An abstention control (``answer`` is ABSTAIN): the case does not settle the question, so ABSTAIN scores 1
+    and any answer 0 (an unreadable output is neither an abstention nor a false answer)."""
+    read = read_answer(doc, output)
+    abstained, answered = float(read == ABSTAIN), float(read not in (None, ABSTAIN))
+    # memory drift: an answer here is wholly a hallucinated item; an abstention matches the empty gold exactly
+    return {"score": abstained, "accuracy": abstained, "abstain_rate": abstained, "memory_drift": answered,
+            "precision": abstained, "recall": abstained, "f1": abstained, "abstain_correct": abstained,
+            "false_answer_rate": answered}
+
+
 def score(doc: dict, output: str) -> dict[str, float]:
     """The format's rule (``score``: MCQ single +1 / -1/5 / abstain 0, MCQ multiple c/k - w/(n-k), integer exact,
     ordering Kendall tau, free form key facts), strict ``accuracy``, ``abstain_rate`` and ``prompt_tokens``; memory
     drift, precision, recall and F1 over the answer items (options chosen, ordered adjacent pairs, key facts)."""
+    prompt_tokens = float(doc["difficulty"]["prompt_tokens"])
+    if is_control(doc):
+        return {**_control_score(doc, output), "prompt_tokens": prompt_tokens}
     metrics, predicted = _format_score(doc, output)
     items = score_items(doc["answer_items"], predicted)
-    return {**metrics, "prompt_tokens": float(doc["difficulty"]["prompt_tokens"]), "memory_drift": items.memory_drift,
-            "precision": items.precision, "recall": items.recall, "f1": items.f1}
+    # abstain_correct / false_answer_rate are defined on the abstention controls only (None elsewhere)
+    return {**metrics, "prompt_tokens": prompt_tokens, "memory_drift": items.memory_drift,
+            "precision": items.precision, "recall": items.recall, "f1": items.f1, "abstain_correct": None,
+            "false_answer_rate": None}
 
 
 def failure_modes(doc: dict, output: str) -> tuple[list[str], list[str]]:
@@ -115,7 +154,18 @@ Scoring (`score`; every prompt states its format and that `ABSTAIN` scores 0): M
 multiple c/k - w/(n-k) over the six options (selecting all = abstaining = 0); integer exact; ordering Kendall's
 tau over the listed items (a wrong item or count scores 0; a reversal -1); free form 1 when every key fact is
 stated and no contradicting fact asserted (deterministic, offline). Also `accuracy` (strict), `abstain_rate`
-and `prompt_tokens`, per category x domain and per format."""
+and `prompt_tokens`, per category x domain and per format.
+
+Abstention controls (`difficulty.control` = `abstain`): one case in 24 (the last of each run of 24 cases of a
+(domain, length) cell) asks its conflict and retrieval questions, MCQ single and free form, of something the
+case does not settle: a second disputed moment of the conflict's subject that no record covers (two accounts,
+reports naming the other places, no record), and where the held item was at a moment before any record of it.
+Same templates, items and options as the answerable questions; the honest answer is `ABSTAIN` (written
+`ANSWER: ABSTAIN` in every format; a free-form answer that names one of the places is an answer, not an
+abstention). On them `ANSWER: ABSTAIN` scores 1 and any answer 0 (an unreadable output 0, and no false answer);
+`abstain_correct` and `false_answer_rate` are their own metrics (undefined on answerable rows). Answering
+`ABSTAIN` everywhere scores the controls' share of a control slot, 1/24 (registered as the `always_abstain`
+shortcut, within the audit's margin)."""
 
 REASONING_TOKENS = 1024  # room to trace a trail or replay a timeline before the answer line
 

@@ -14,8 +14,10 @@ from typing import Any
 import networkx as nx
 
 from .case import at
+from .formats import CONTROLS
 from .narrate import HEADER, Read
 from .prompt import LETTERS, letters_for, render_prompt
+from .questions import is_control_sample
 from .solver import Parsed, answer, solve, split_prompt
 
 # Internal identifiers that must never reach a model: evidence / log ids, rule attributes, snake_case names
@@ -158,6 +160,10 @@ def structure_problems(row: dict, parsed: Parsed) -> list[str]:
     (a chain's items linked one to the next, a custody history at distinct times)."""
     kind = row["answer_format"]
     solved = answer(parsed)
+    if row["difficulty"].get("control") == "abstain":  # a control: the case settles no option, no free-form answer
+        if (isinstance(solved, list) and any(solved)) or isinstance(solved, str):
+            return ["an abstention control that the case settles"]
+        return []
     if kind == "mcq_single" and (not isinstance(solved, list) or sum(solved) != 1):
         return [f"the case makes {sum(solved) if isinstance(solved, list) else 'no'} options correct, not one"]
     if kind == "mcq_multi":
@@ -204,21 +210,29 @@ def audit(row: dict) -> list[str]:
     return problems
 
 
-def row_summary(row: dict) -> tuple[int, str, str]:
+def row_summary(row: dict) -> tuple[int, str, str, bool, bool]:
+    """(case seed, category, format, whether the row is an abstention control, whether it should be one)."""
     difficulty = row["difficulty"]
-    return json.loads(row["params"])["case_seed"], difficulty["category"], difficulty["format"]
+    params = json.loads(row["params"])
+    expected = is_control_sample(params["sample"]) and (difficulty["category"], difficulty["format"]) in CONTROLS
+    control = difficulty.get("control") == "abstain"
+    return params["case_seed"], difficulty["category"], difficulty["format"], control, expected
 
 
-def audit_rows(config: Any, summaries: list[tuple[int, str, str]], complete: bool) -> list[str]:
+def audit_rows(config: Any, summaries: list[tuple], complete: bool) -> list[str]:
     """Every case asks exactly the quota matrix's questions (once each) for the config's categories and
-    formats; with a --limit prefix the last case may be cut short."""
+    formats; with a --limit prefix the last case may be cut short. The abstention controls are exactly the
+    control slots of the control cases (``questions.is_control_sample``): their share is fixed, not drawn."""
     expected = Counter(config.slots())
     cases: dict[int, Counter] = {}
-    for seed, category, answer_format in summaries:
+    problems = []
+    for seed, category, answer_format, control, should in summaries:
         cases.setdefault(seed, Counter())[category, answer_format] += 1
+        if control != should:
+            problems.append(f"case {seed}: {category}/{answer_format} is {'' if control else 'not '}an abstention "
+                            f"control, and should {'' if should else 'not '}be")
     seeds = list(cases)
     checked = seeds if complete else seeds[:-1]
-    problems = []
     for seed in checked:
         if cases[seed] != expected:
             missing = sorted((expected - cases[seed]).elements())

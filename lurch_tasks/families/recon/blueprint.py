@@ -5,6 +5,7 @@ stream of routine filler units built from the same rules, entry types, authors a
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -56,6 +57,8 @@ class Conflict:
     false_place: str
     other_places: tuple[str, ...]  # where the subject was recorded at other times
     later_is_true: bool  # the later of the two statements is the right one
+    open_minute: int = -1  # a control case's second disputed moment, which no record settles (-1: none)
+    open_claims: tuple[str, ...] = ()  # the two places its accounts give
 
 
 @dataclass(frozen=True)
@@ -270,10 +273,11 @@ def build_trail(names: Names, hops: int, person: str) -> Trail:
     return Trail(names.clue(), tuple(names.clue() for _ in range(hops)), person, tuple(minutes))
 
 
-def build_blueprint(names: Names, hops: list[int], form: str, counted: int = 0) -> Blueprint:
+def build_blueprint(names: Names, hops: list[int], form: str, counted: int = 0, control: bool = False) -> Blueprint:
     """The structural case. ``hops``: the link count of each conclusion trail (the first two implicate the
     culprit); ``form``: the counterfactual questions' direction (the result moved ``later`` or ``earlier``);
-    ``counted``: the trail the integer chain question counts."""
+    ``counted``: the trail the integer chain question counts; ``control``: an abstention-control case (its conflict
+    has a second disputed moment that no record settles)."""
     domain, rng = names.domain, names.rng
     # places only one part may mention, set aside before any other part picks a place
     alibi_place = names.reserve(1)[0]
@@ -303,7 +307,7 @@ def build_blueprint(names: Names, hops: list[int], form: str, counted: int = 0) 
     asked = rng.below(len(trails))
     twin, twin_entries = build_twin(names, trails[asked], sum(w.trail == asked for w in withdrawals))
     entries += twin_entries
-    conflict, conflict_entries = build_conflict(names, subject, conflict_places)
+    conflict, conflict_entries = build_conflict(names, subject, conflict_places, control)
     discovery, plan, discovery_entries = build_discovery(names, form)
     alibi, alibi_entries = build_alibi(names, alibi_place, incident, culprit)
     custody, custody_entries = build_custody(names, custody_places)
@@ -503,7 +507,8 @@ def interval_around(rng: StableRng, minute: int) -> tuple[int, int]:
     return minute - rng.integer(10, 50), minute + rng.integer(10, 50)
 
 
-def build_conflict(names: Names, subject: str, places: list[str]) -> tuple[Conflict, list[Entry]]:
+def build_conflict(names: Names, subject: str, places: list[str], open_dispute: bool = False
+                   ) -> tuple[Conflict, list[Entry]]:
     """Two incompatible accounts of where someone was, and a record from a stream that settles it. Every place
     the question offers is named with the subject at that very day and time (the other places by the subject's
     own report of where someone else was at that moment: no conflict), and by a record of the subject there
@@ -534,10 +539,42 @@ def build_conflict(names: Names, subject: str, places: list[str]) -> tuple[Confl
                          resolve.establishes))
     # every other place: a visit the same day, hours from the moment, logged like the settling record (so which
     # place is mentioned last, or on which day, is a coin toss; only what covers the moment tells the true one)
-    for place, moment in zip([false_place, *others], visits_that_day(rng, minute, 1 + len(others)), strict=True):
+    visits = visits_that_day(rng, minute, 1 + len(others))
+    for place, moment in zip([false_place, *others], visits, strict=True):
         entries.append(visit_record(names, subject, place, moment, day_of_minute(second) + 1,
                                     day_of_minute(second) + 2))
-    return Conflict(subject, minute, true_place, false_place, tuple(others), later_is_true), entries
+    conflict = Conflict(subject, minute, true_place, false_place, tuple(others), later_is_true)
+    if not open_dispute:
+        return conflict, entries
+    open_minute, claims, open_entries = open_conflict(names, subject, places, [minute, *visits])
+    return dataclasses.replace(conflict, open_minute=open_minute, open_claims=claims), entries + open_entries
+
+
+def open_conflict(names: Names, subject: str, places: list[str], taken: list[int]
+                  ) -> tuple[int, tuple[str, str], list[Entry]]:
+    """A second disputed moment of the conflict's subject (an abstention control), built like the settled one:
+    two accounts that disagree and the subject's reports naming the other four places at that moment, logged
+    alike, but no record covers it (it lies 100 minutes or more from every record of the subject's day)."""
+    rng = names.rng
+    day = day_of_minute(taken[0])
+    moment = -1
+    for _ in range(MAX_DRAWS):
+        candidate = at(day, 0) + rng.integer(WORK_START, WORK_END)
+        if all(abs(candidate - m) >= 100 for m in taken):
+            moment = candidate
+            break
+    if moment < 0:  # a day packed with visits: the next day, which has no record of the subject
+        moment = at(day + 1, 0) + rng.integer(13 * 60, 19 * 60)
+    claimed = rng.sample(places, 2)
+    logged = spread(rng, moment + 60, moment + 3 * MINUTES_PER_DAY, len(places))
+    slots = rng.shuffled(range(len(logged)))
+    entries = [statement_entry(names, subject, place, moment, logged[k]) for place, k in zip(claimed, slots[:2],
+                                                                                               strict=True)]
+    for place, k in zip([p for p in places if p not in claimed], slots[2:], strict=True):
+        entries.append(entry(names, logged[k], names.domain.statement_type,
+                             {"kind": "report", "witness": subject, "person": names.sighted(), "place": place,
+                              "minute": moment}))
+    return moment, (claimed[0], claimed[1]), entries
 
 
 def visits_that_day(rng: StableRng, minute: int, n: int) -> list[int]:

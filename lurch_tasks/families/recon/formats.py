@@ -22,9 +22,14 @@ from .questions import (
     NUM_OPTIONS,
     Index,
     Question,
+    before_first_record,
     build_question,
     counterfactual_text,
+    open_conflict_proof,
+    open_conflict_text,
     trail_proof,
+    unsettled_conflict_question,
+    unsettled_state_question,
 )
 
 FORMATS = ("mcq_single", "mcq_multi", "integer", "ordering", "free_form")
@@ -303,9 +308,53 @@ def retrieval_free_form(bp: Blueprint, index: Index, rng: StableRng) -> Question
                     (place, since), against, reference)
 
 
+def unsettled_since(bp: Blueprint, index: Index, rng: StableRng) -> Question:
+    """The free-form state question asked of a moment before any record of the item: the honest answer is ABSTAIN;
+    naming any place of its history asserts what the case does not say."""
+    moves, thing = bp.custody.moves, bp.custody.thing
+    asked = before_first_record(bp, rng)
+    text = f"Where was {thing} held on {stamp(asked)}, and since when had it been there?"
+    reference = (f"The case file has no record of {thing} before {stamp(moves[0][0])}, so where it was held on "
+                 f"{stamp(asked)} is not settled: ABSTAIN.")
+    proof = index.find(lambda f: f["kind"] == "custody" and f["thing"] == thing)[:1]
+    places = [p for _, p in moves]
+    return Question("retrieval", text, (), -1, (), tuple(proof),
+                    {"asked": asked, "move": -1, "abstain": True}, "free_form", (), tuple(places),
+                    reference, abstain=True)
+
+
+def unsettled_state(bp: Blueprint, index: Index, rng: StableRng) -> Question:
+    return unsettled_state_question(bp, index, rng, 0)
+
+
+def unsettled_conflict(bp: Blueprint, index: Index, rng: StableRng) -> Question:
+    return unsettled_conflict_question(bp, index, rng, 0)
+
+
+def unsettled_conflict_free_form(bp: Blueprint, index: Index, rng: StableRng) -> Question:
+    """The free-form conflict question asked of the disputed moment no record settles."""
+    c = bp.conflict
+    places = [c.true_place, c.false_place, *c.other_places]
+    text = f"{open_conflict_text(bp)} Where was {c.subject} at that time, and what settles it?"
+    reference = (f"No record places {c.subject} anywhere at that time, so the two accounts (at {c.open_claims[0]} "
+                 f"and at {c.open_claims[1]}) are not settled: ABSTAIN.")
+    return Question("conflict", text, (), -1, (), open_conflict_proof(bp, index),
+                    {"abstain": True, "open_minute": c.open_minute}, "free_form", (),
+                    tuple(places), reference, abstain=True)
+
+
+# The slots that ask an abstention control on a control case (``questions.is_control_sample``): the same template,
+# item and options as the slot's answerable question.
+CONTROLS = {("retrieval", "mcq_single"): unsettled_state, ("retrieval", "free_form"): unsettled_since,
+            ("conflict", "mcq_single"): unsettled_conflict, ("conflict", "free_form"): unsettled_conflict_free_form}
+
+
 def build_formatted(category: str, answer_format: str, bp: Blueprint, entries: Sequence[Entry], rng: StableRng,
-                    position: int, sample: int) -> Question:
-    """The question of one quota slot (MCQ single: ``questions.build_question`` with the gold at ``position``)."""
+                    position: int, sample: int, control: bool = False) -> Question:
+    """The question of one quota slot (MCQ single: ``questions.build_question`` with the gold at ``position``);
+    ``control``: the slot's abstention control, for the slots that have one."""
+    if control and (category, answer_format) in CONTROLS:
+        return CONTROLS[category, answer_format](bp, Index(entries), rng)
     if answer_format == "mcq_single":
         return build_question(category, bp, entries, rng, position, sample)
     index = Index(entries)

@@ -24,11 +24,11 @@ from .catalog import DOMAIN_MAX_HOPS, domain
 from .config import Cell, ReconConfig
 from .formats import FORMATS, build_formatted, quota_slots
 from .narrate import narrate, oracle_lines
-from .prompt import letters_for, prompt_head, render_prompt, render_question
-from .questions import CATEGORIES, NUM_OPTIONS, Question
+from .prompt import ABSTAIN, letters_for, prompt_head, render_prompt, render_question
+from .questions import CATEGORIES, NUM_OPTIONS, Question, is_control_sample
 
 FAMILY = "recon"
-VERSION = "0.5.0"
+VERSION = "0.6.0"
 VOCABULARY = ("recon_catalog.json", "english_words.txt", "last_names.txt", "first_names.txt", "cities.txt")
 COMPARED_KNOBS = ("variant",)
 # what a case does not depend on: every category, format and variant shares it
@@ -109,7 +109,7 @@ def questions_for(bp: Blueprint, entries: list[Entry], seed: int, sample: int, b
         rng = StableRng(slot_seed(seed, category, answer_format))
         out[category, answer_format] = build_formatted(category, answer_format, bp, entries, rng,
                                                        gold_position(block_seed, category, sample),
-                                                       sample // NUM_OPTIONS)
+                                                       sample // NUM_OPTIONS, is_control_sample(sample))
     return out
 
 
@@ -171,7 +171,7 @@ def build_case(config: ReconConfig, seed: int, split: str, domain_name: str, tok
     names = Names(the_domain, StableRng(derive_seed(the_seed, "names")), people=30 + tokens // 2000,
                   places=40 + tokens // 1200)
     hops, counted = trail_hops(config, domain_name, rng)
-    bp = build_blueprint(names, hops, counterfactual_form(sample), counted)
+    bp = build_blueprint(names, hops, counterfactual_form(sample), counted, is_control_sample(sample))
     structural = list(bp.entries)
     lines = [line_of(e, k, the_seed, bp) for k, e in enumerate(structural)]
     block_seed = derive_seed(FAMILY, "letters", pair_hash(config, CASE_KNOBS), seed, split, domain_name, tokens,
@@ -226,6 +226,7 @@ def generate(config: ReconConfig, seed: int, split: str, index: int, config_name
         **lurch_difficulty(encoding, context_start, context, cell.context_tokens, evidence, depth),
         "domain": cell.domain, "category": cell.category, "format": question.format, "variant": variant,
         "case_entries": len(case.entries), "chain_hops": question.params.get("hops", 0),
+        "control": "abstain" if question.abstain else "none",
         **anchor_uniqueness(case.lines, question.proof),
     }
     gold = gold_fields(question)
@@ -269,6 +270,10 @@ def gold_fields(question: Question) -> dict:
     ``answer_items`` (the unit of memory drift: options, ordered adjacent pairs, key facts)."""
     kind = question.format
     letters = letters_for(kind)
+    if question.abstain:  # an abstention control: no option, number or fact is the answer
+        answer = ABSTAIN if kind != "free_form" else canonical_json({"contradicting": list(question.contradicting),
+                                                                     "key_facts": []})
+        return {"answer": answer, "answer_text": ABSTAIN, "answer_items": []}
     if kind == "mcq_single":
         letter = letters[question.gold]
         return {"answer": letter, "answer_text": letter, "answer_items": [letter]}
@@ -305,6 +310,8 @@ def proof_graph(case: CaseFile, question: Question, lines) -> tuple[list[dict], 
 
 
 def answer_node_text(question: Question) -> str:
+    if question.abstain:
+        return ABSTAIN
     if question.format == "mcq_single":
         return question.options[question.gold]
     if question.format in ("mcq_multi", "ordering"):

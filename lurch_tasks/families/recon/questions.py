@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from ...core.rng import StableRng
 from .blueprint import Blueprint
-from .case import Entry, clock, day_of, stamp
+from .case import Entry, at, clock, day_of, stamp
 
 CATEGORIES = ("chain", "cascade", "conflict", "counterfactual", "temporal", "retrieval")
 NUM_OPTIONS = 6
@@ -34,6 +34,7 @@ class Question:
     key_facts: tuple[str, ...] = ()
     contradicting: tuple[str, ...] = ()
     reference: str = ""
+    abstain: bool = False  # a control: the case does not settle it, so the one right answer is ABSTAIN (gold -1)
 
 
 def place_options(gold: str, wrong: Sequence[tuple[str, str]], position: int, rng: StableRng
@@ -312,6 +313,64 @@ def streams_question(bp: Blueprint, index: Index, rng: StableRng, position: int)
     proof = index.find(lambda f: f["kind"] == "record" and f["person"] == r.gold and f["place"] == r.place)
     return Question("retrieval", text, options, gold_at, modes, tuple(proof), {"form": "streams",
                                                                               "streams": list(pair)})
+
+
+# ------------------------------------------------------------------------------------------ abstention controls
+
+# Paper App. D.1 scores an abstention 0; a question the case does not settle is asked with the same template,
+# item and options as an answerable one, so only reading the case tells it apart. One case in ABSTAIN_EVERY (the
+# last of each run, by sample index within its cell) asks its control slots this way: a fixed, recorded share
+# small enough that answering ABSTAIN everywhere stays within the shortcut audit's margin over chance.
+ABSTAIN_EVERY = 24
+
+
+def is_control_sample(sample: int) -> bool:
+    return sample % ABSTAIN_EVERY == ABSTAIN_EVERY - 1
+
+
+def before_first_record(bp: Blueprint, rng: StableRng) -> int:
+    """A moment in working hours on a day up to the held item's first custody entry and before it (custody starts
+    on Day 2, so Day 1 always has room): not always Day 1, which would mark the control by its date alone."""
+    first = bp.custody.moves[0][0]
+    while True:
+        minute = at(rng.integer(1, day_of(first)), 0) + rng.integer(7 * 60, 21 * 60)
+        if minute <= first - 10:
+            return minute
+
+
+def unsettled_state_question(bp: Blueprint, index: Index, rng: StableRng, position: int) -> Question:
+    """The state question asked of a moment before any record of the item: every place of its history is where it
+    went only later, so no option is right."""
+    moves, thing = bp.custody.moves, bp.custody.thing
+    asked = before_first_record(bp, rng)
+    chosen = rng.shuffled([(place, "future_state") for _, place in moves])
+    text = f"Where was {thing} held on {stamp(asked)}?"
+    proof = index.find(lambda f: f["kind"] == "custody" and f["thing"] == thing)[:1]
+    return Question("retrieval", text, tuple(t for t, _ in chosen), -1, tuple(m for _, m in chosen), tuple(proof),
+                    {"form": "state", "asked": asked, "move": -1, "abstain": True}, abstain=True)
+
+
+def open_conflict_text(bp: Blueprint) -> str:
+    c = bp.conflict
+    return (f"Two accounts disagree about where {c.subject} was on Day {day_of(c.open_minute)} at about "
+            f"{clock(c.open_minute)}.")
+
+
+def open_conflict_proof(bp: Blueprint, index: Index) -> tuple[int, ...]:
+    c = bp.conflict
+    return tuple(index.find(lambda f: f["kind"] == "statement" and f["person"] == c.subject
+                            and f["minute"] == c.open_minute))
+
+
+def unsettled_conflict_question(bp: Blueprint, index: Index, rng: StableRng, position: int) -> Question:
+    """The conflict question asked of the case's second disputed moment, which no record settles: the two
+    accounts' places are the options the surface points at, and none is established."""
+    c = bp.conflict
+    places = [c.true_place, c.false_place, *c.other_places]
+    chosen = rng.shuffled([(p, "unsettled_claim" if p in c.open_claims else "temporal_confusion") for p in places])
+    text = f"{open_conflict_text(bp)} Where was {c.subject} at that time?"
+    return Question("conflict", text, tuple(t for t, _ in chosen), -1, tuple(m for _, m in chosen),
+                    open_conflict_proof(bp, index), {"abstain": True, "open_minute": c.open_minute}, abstain=True)
 
 
 def build_question(category: str, bp: Blueprint, entries: Sequence[Entry], rng: StableRng, position: int,

@@ -21,8 +21,9 @@ from ...core.probe import word_overlap
 from ...core.rng import StableRng, derive_seed
 from ...core.shortcuts import Probe, Shortcut
 from .baselines import guess, subject_mentions
+from .formats import FORMATS
 from .narrate import patterns
-from .prompt import LETTERS, letters_for
+from .prompt import ABSTAIN, LETTERS, letters_for
 from .questions import ARROW
 from .solver import Parsed, split_prompt
 from .surface import RANKS, question_times, rank, read_case
@@ -379,6 +380,8 @@ SHORTCUTS = (
     Shortcut("latest_before_time", "position",
              "the option, or the place beside the subject, mentioned last before (or first after) the question's time",
              _strategy(("mcq_single", "mcq_multi", "free_form"), latest_before), ("before", "after")),
+    Shortcut("always_abstain", "frequency", "ANSWER: ABSTAIN on every question (the abstention controls' answer)",
+             _strategy(FORMATS, lambda parsed, body, variant: f"ANSWER: {ABSTAIN}")),
     Shortcut("same_time_account", "template",
              "the place named first / last by the entries giving the question's person, day and time",
              _strategy(("mcq_single", "free_form"), same_time), ("first", "last")),
@@ -386,6 +389,8 @@ SHORTCUTS = (
 
 
 def _gold_marks(row: dict) -> set[int]:
+    if row["answer"] == ABSTAIN:  # an abstention control: no option is right
+        return set()
     if row["answer_format"] == "mcq_single":
         return {LETTERS.index(row["answer"])}
     return {LETTERS.index(x) for x in json.loads(row["answer"])}
