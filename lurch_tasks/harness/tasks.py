@@ -22,9 +22,10 @@ from .window import as_bool, model_tokenizer, model_window, plan_window, warn
 
 HEADLINE_METRICS = ("score", "memory_drift", "precision", "recall", "f1")
 BINNED_METRICS = ("score", "memory_drift")
-# Extra metrics that only some docs report (graph zero-gold controls, ImplicitHop broken chains): None elsewhere,
-# aggregated by bin_mean, listed only for tasks whose config says some of its docs report them.
-SPARSE_METRICS = ("false_positive_rate", "not_found_accuracy")
+# Extra metrics that only some docs report (the negative controls: graph zero-gold cells, ImplicitHop broken chains,
+# RECON abstention controls): None elsewhere, aggregated by bin_mean, listed only for tasks whose config says some
+# of its docs report them (``config.sparse_metrics()``).
+SPARSE_METRICS = ("false_positive_rate", "not_found_accuracy", "abstain_correct", "false_answer_rate")
 
 
 def build_docs(task_name: str, **metadata: Any) -> dict[str, Any]:

@@ -36,7 +36,7 @@ CITATION = """@article{recon2025,
   note  = {lurch-tasks reimplements its generator from the paper's description; code and data are not public}
 }"""
 GROUP = "recon"
-EXTRA_METRICS = ("accuracy", "abstain_rate", "prompt_tokens")
+EXTRA_METRICS = ("accuracy", "abstain_rate", "prompt_tokens", "abstain_correct", "false_answer_rate")
 
 
 def _format_score(doc: dict, output: str) -> tuple[dict[str, float], list[str]]:

@@ -75,6 +75,15 @@ class ReconConfig:
         require_int_range("num_samples", self.num_samples, 1, 1_000_000)
         require_budget_knobs(self.tokenizer, self.chat_template)
 
+    def sparse_metrics(self) -> tuple[str, ...]:
+        """Metrics only the abstention controls report (harness.tasks.SPARSE_METRICS): when a control slot is kept
+        and a cell has enough cases to hold a control case."""
+        from .formats import CONTROLS
+        from .questions import ABSTAIN_EVERY
+
+        has_controls = self.num_samples >= ABSTAIN_EVERY and any(slot in CONTROLS for slot in self.slots())
+        return ("abstain_correct", "false_answer_rate") if has_controls else ()
+
     def slots(self) -> list[tuple[str, str]]:
         """The (category, format) questions of every case."""
         return quota_slots(self.categories, self.formats)
