@@ -328,7 +328,9 @@ def _assert_graph_score(output: str, tp: int, fp: int) -> None:
     row = _graph_row()
     scores = GRAPH.score(row, output)
     expected = expected_graph_metrics(tp, fp, len(row["answer_items"]))
-    assert scores == pytest.approx(expected), (output, _predicted(output))
+    assert {k: scores[k] for k in expected} == pytest.approx(expected), (output, _predicted(output))
+    assert scores["truncated"] == float(not output.strip()), (output, scores)  # an empty output: a null content
+    assert scores["unparsed"] == 0.0 or tp + fp == 0, (output, scores)
 
 
 def _predicted(output: str) -> list[str]:
