@@ -28,7 +28,10 @@ from dataclasses import dataclass
 __all__ = ["Stripped", "doc_think_end_token", "reasoning_metrics", "states_empty_answer", "strip_doc_output",
            "strip_reasoning"]
 
-_TAG = re.compile(r"<[ \t]*+(/?)[ \t]*+(?:think|thinking|reasoning)\b[^<>\n]{0,200}>", re.IGNORECASE)
+# a tag may carry attributes (``<think type="x">``) but no other words: "<thinking is hard>" is prose
+_TAG = re.compile(r"<[ \t]*+(/?)[ \t]*+(?:think|thinking|reasoning)"
+                  r"(?:[ \t]++[\w-]{1,40}=(?:\"[^\"<>\n]{0,100}\"|'[^'<>\n]{0,100}'|[^\s\"'<>]{1,100}))*+[ \t]*+>",
+                  re.IGNORECASE)
 _HARMONY_FINAL = "<|channel|>final<|message|>"
 _HARMONY_ANALYSIS = "<|channel|>analysis<|message|>"
 
