@@ -65,8 +65,10 @@ def test_harness_stamps_the_think_end_token_on_docs():
     assert with_think_end_token(rows, "</think>") == [{"id": "a", "think_end_token": "</think>"}]
     assert with_think_end_token(rows, None) == rows and with_think_end_token(rows, "151668") == rows  # a token id
     from lurch_tasks.families.find_origin.config import FindOriginConfig
+    from lurch_tasks.harness.metadata import MODEL_KEY
 
-    request = parse_metadata(FindOriginConfig, {"think_end_token": "</think>"})  # ours too, for any model
+    # ours too, for a model without the argument (lurch eval names its model: only that model's arguments pass)
+    request = parse_metadata(FindOriginConfig, {"think_end_token": "</think>", MODEL_KEY: "dummy"})
     assert request.overrides == {}
 
 
