@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import time
 from functools import lru_cache
+from pathlib import Path
 
 import pytest
 from expected_scores import expected_graph_metrics
@@ -328,7 +329,9 @@ def _assert_graph_score(output: str, tp: int, fp: int) -> None:
     row = _graph_row()
     scores = GRAPH.score(row, output)
     expected = expected_graph_metrics(tp, fp, len(row["answer_items"]))
-    assert scores == pytest.approx(expected), (output, _predicted(output))
+    assert {k: scores[k] for k in expected} == pytest.approx(expected), (output, _predicted(output))
+    assert scores["truncated"] == float(not output.strip()), (output, scores)  # an empty output: a null content
+    assert scores["unparsed"] == 0.0 or tp + fp == 0, (output, scores)
 
 
 def _predicted(output: str) -> list[str]:
@@ -499,3 +502,56 @@ def test_graph_corpus_is_large_enough():
 @pytest.mark.parametrize("case_id, output, tp, fp", GRAPH_CORPUS, ids=[c[0] for c in GRAPH_CORPUS])
 def test_graph_corpus(case_id, output, tp, fp):
     _assert_graph_score(output, tp, fp)
+
+
+# --- Reasoning-model outputs (issue 28; tests/data/reasoning_outputs.jsonl, written by scripts/reasoning_corpus.py)
+
+REASONING_CORPUS = Path(__file__).parent / "data" / "reasoning_outputs.jsonl"
+
+
+@lru_cache(maxsize=1)
+def _reasoning_entries() -> tuple[dict, ...]:
+    lines = REASONING_CORPUS.read_text(encoding="utf-8").splitlines()
+    return tuple(json.loads(line) for line in lines if line.strip())
+
+
+@lru_cache(maxsize=64)
+def _reasoning_row(task: str, overrides: str, seed: int, index: int) -> dict:
+    return generate_row(resolve_task(task, json.loads(overrides), seed), index, "test")
+
+
+def _api_output(response: dict) -> str:
+    """The text lm-eval's chat-completions client hands a task for ``response``: its own parser (``content`` only;
+    ``reasoning_content`` is dropped) and its placeholder for a null content."""
+    from types import SimpleNamespace
+
+    from lm_eval.models.api_models import LMEVAL_MODEL_NONE_ANSWER_PLACEHOLDER
+    from lm_eval.models.openai_completions import LocalChatCompletion
+
+    (text,) = LocalChatCompletion.parse_generations(SimpleNamespace(think_end_token=None), response)
+    return LMEVAL_MODEL_NONE_ANSWER_PLACEHOLDER if text is None else text
+
+
+def test_reasoning_corpus_has_40_outputs_per_family_of_every_kind():
+    entries = _reasoning_entries()
+    per_family: dict[str, int] = {}
+    for entry in entries:
+        per_family[entry["family"]] = per_family.get(entry["family"], 0) + 1
+    assert set(per_family) == {"find_the_origin", "graph_reconstruction", "implicit_hop", "recon"}
+    assert min(per_family.values()) >= 40, per_family
+    kinds = {entry["kind"] for entry in entries}
+    assert {"think_wrong_then_right", "truncated_with_wrong", "api_reasoning_field", "api_null_content",
+            "nested_tags", "close_only", "think_end_token_custom"} <= kinds
+    assert {e["answer_format"] for e in entries if e["family"] == "recon"} == {
+        "mcq_single", "mcq_multi", "integer", "ordering", "free_form"}
+
+
+@pytest.mark.parametrize("number", range(len(_reasoning_entries())))
+def test_reasoning_corpus(number):
+    entry = _reasoning_entries()[number]
+    row = _reasoning_row(entry["task"], json.dumps(entry["overrides"], sort_keys=True), entry["seed"], entry["index"])
+    doc = {**row, **entry["doc_extra"]}
+    output = _api_output(entry["api_response"]) if "api_response" in entry else entry["output"]
+    scores = get_family(entry["family"]).score(doc, output)
+    got = {name: scores[name] for name in entry["intended"]}
+    assert got == pytest.approx(entry["intended"]), (entry["kind"], entry["answer_format"], output)

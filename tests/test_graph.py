@@ -674,7 +674,7 @@ def _roster_text():
 def test_property_score_never_raises_and_stays_in_unit_interval(output):
     for row in _scoring_rows():
         scores = FAMILY.score(row, output)
-        assert set(scores) == {"score", "memory_drift", "precision", "recall", "f1"}
+        assert set(scores) == {"score", "memory_drift", "precision", "recall", "f1", "truncated", "unparsed"}
         assert all(0.0 <= v <= 1.0 for v in scores.values()), scores
         assert scores["score"] == pytest.approx(1 - scores["memory_drift"])
 

@@ -133,7 +133,8 @@ def test_any_entity_scores_0_on_a_broken_question(rows):
     for output in (f"FINAL ANSWER: {would_be}", "not found yet... FINAL ANSWER: " + would_be, ""):
         assert not says_not_found(output)
         assert score(broken, output) == {"score": 0.0, "memory_drift": 1.0, "precision": 0.0, "recall": 0.0,
-                                         "f1": 0.0, "not_found_accuracy": 0.0}
+                                         "f1": 0.0, "not_found_accuracy": 0.0, "truncated": float(output == ""),
+                                         "unparsed": float(output == "")}
 
 
 def test_lm_eval_reports_not_found_accuracy_over_the_broken_docs_only(rows):

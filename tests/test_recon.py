@@ -212,6 +212,7 @@ def test_the_penalised_rule_makes_guessing_worth_nothing():
     assert mcq_score("A", "A", 6) == {"score": 1.0, "accuracy": 1.0, "abstain_rate": 0.0}
     assert mcq_score("A", "B", 6) == {"score": -0.2, "accuracy": 0.0, "abstain_rate": 0.0}
     assert mcq_score("A", ABSTAIN, 6) == {"score": 0.0, "accuracy": 0.0, "abstain_rate": 1.0}
+    assert mcq_score("A", None, 6) == {"score": 0.0, "accuracy": 0.0, "abstain_rate": 0.0}  # unreadable: as abstaining
     assert (1.0 + 5 * -0.2) / 6 == 0.0  # a uniform guess over six options
 
 
@@ -221,8 +222,11 @@ def test_family_score_reports_the_umbrella_metrics_and_random_is_at_chance(rows)
     assert rows[0]["answer_format"] == "mcq_single"
     assert right == {"score": 1.0, "accuracy": 1.0, "abstain_rate": 0.0, "memory_drift": 0.0, "precision": 1.0,
                      "recall": 1.0, "f1": 1.0, "prompt_tokens": float(rows[0]["difficulty"]["prompt_tokens"]),
-                     "abstain_correct": None, "false_answer_rate": None}  # the controls' metrics: not defined here
-    assert family.score(rows[0], "no idea")["score"] == -0.2
+                     "abstain_correct": None, "false_answer_rate": None,  # the controls' metrics: not defined here
+                     "truncated": 0.0, "unparsed": 0.0}
+    # issue 28: an unreadable answer scores as an abstention (0, the paper's record after retries), not -1/5
+    unreadable = family.score(rows[0], "no idea")
+    assert (unreadable["score"], unreadable["abstain_rate"], unreadable["unparsed"]) == (0.0, 0.0, 1.0)
     assert all(guess(r["prompt"], 0).startswith("ANSWER: ") for r in rows)
 
 

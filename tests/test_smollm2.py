@@ -45,12 +45,25 @@ def smollm2_gguf() -> Path:
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
+    return _run(tmp_path_factory, "")
+
+
+@pytest.fixture(scope="module")
+def run_think(tmp_path_factory):
+    """The same run with lm-eval's ``think_end_token`` model argument (issue 28): SmolLM2 does not think."""
+    return _run(tmp_path_factory, f",think_end_token={THINK_END}")
+
+
+THINK_END = "</think>"
+
+
+def _run(tmp_path_factory, extra_model_args: str):
     gguf = smollm2_gguf()
     out = tmp_path_factory.mktemp("smollm2")
     argv = [
         str(Path(sys.executable).parent / "lurch"), "eval",
         "--model", "hf",
-        "--model_args", f"pretrained={gguf.parent},gguf_file={gguf.name},dtype=float32",
+        "--model_args", f"pretrained={gguf.parent},gguf_file={gguf.name},dtype=float32{extra_model_args}",
         "--device", "cpu",
         "--tasks", ",".join(TASKS),
         "--limit", str(LIMIT),
@@ -65,7 +78,7 @@ def run(tmp_path_factory):
     proc = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, **OFFLINE}, timeout=900)
     seconds = time.perf_counter() - start
     assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
-    print(f"\nSmolLM2 via hf: {len(TASKS) * LIMIT} docs in {seconds:.1f} s "
+    print(f"\nSmolLM2 via hf{extra_model_args}: {len(TASKS) * LIMIT} docs in {seconds:.1f} s "
           f"({seconds / (len(TASKS) * LIMIT):.1f} s per doc, model load included)")
     return out, proc
 
@@ -116,3 +129,20 @@ def test_results_hold_the_headline_metrics(run):
         for metric in ("score,none", "memory_drift,none", "f1,none"):
             assert 0.0 <= results["results"][task][metric] <= 1.0
     assert "over-weighted" not in proc.stderr  # every metric counts the same docs (per-bin None, bin_mean)
+
+
+def test_think_end_token_run_works_and_scores_the_same(run, run_think):
+    """lm-eval strips up to the token (absent here) and our scorers strip with the token stamped on every doc: a
+    model that does not think gives the same outputs and the same per-doc metrics as without it."""
+    for task in TASKS:
+        plain, think = _samples(run[0], task), _samples(run_think[0], task)
+        assert len(plain) == len(think) == LIMIT
+        for a, b in zip(plain, think, strict=True):
+            assert b["doc"]["think_end_token"] == THINK_END and "think_end_token" not in a["doc"]
+            assert a["filtered_resps"] == b["filtered_resps"]
+            for name in ("score", "memory_drift", "precision", "recall", "f1"):
+                assert a[name] == b[name], (task, name)
+            family = get_family(b["doc"]["family"])
+            rescored = family.score(b["doc"], b["filtered_resps"][0])
+            assert rescored["score"] == b["score"]
+            assert rescored["truncated"] == 0.0 or not b["filtered_resps"][0].strip()

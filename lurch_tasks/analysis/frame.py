@@ -6,7 +6,9 @@ Columns: ``model``, ``task``, ``family``, ``instance`` (the doc id), ``index``, 
 ``scoring.headline``) and ``balance_key`` (the unit it is averaged over with equal weight), ``outcome`` (score
 clipped to [0, 1]: the GLM's response),
 ``memory_drift``, ``precision``, ``recall``, ``f1``, ``accuracy`` (strict correctness; for families without their own
-it is ``score == 1``), ``abstain_rate``; ``length`` (the doc's length bin in tokens, as its lm-eval task bins it);
+it is ``score == 1``), ``abstain_rate``; ``truncated`` / ``unparsed`` (issue 28: the output ended while thinking /
+had no readable answer after its reasoning was stripped); ``length`` (the doc's length bin in tokens, as its lm-eval
+task bins it);
 every scalar field of the doc's ``difficulty`` record under its own name (``context_tokens``, ``evidence_scope``,
 ``d``, ``connections``, ``category`` …); ``failure_modes`` / ``offered_failure_modes`` (';'-joined, families with a
 distractor taxonomy); ``judge`` when free-form answers were re-graded by an LLM judge.
@@ -26,7 +28,7 @@ from ..scoring import headline
 from ..scoring.judge import JudgeConfig, ask_judge
 from .runs import Run, Sample, iter_samples, version_problem
 
-METRICS = ("score", "memory_drift", "precision", "recall", "f1", "accuracy", "abstain_rate")
+METRICS = ("score", "memory_drift", "precision", "recall", "f1", "accuracy", "abstain_rate", "truncated", "unparsed")
 
 
 @dataclass(frozen=True)

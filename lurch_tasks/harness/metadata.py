@@ -20,7 +20,8 @@ from .window import as_bool
 
 # Harness-level knob names -> config fields (RULER's name for the length axis).
 ALIASES = {"max_seq_lengths": "context_tokens"}
-HARNESS_KEYS = ("seed", "split", "tokenizer", "dataset_path", "max_gen_toks", "max_model_len", "strict", "max_docs")
+HARNESS_KEYS = ("seed", "split", "tokenizer", "dataset_path", "max_gen_toks", "max_model_len", "strict", "max_docs",
+                "think_end_token")
 YAML_METADATA_KEYS = ("version", "config_source")  # added by our YAMLs and by lm-eval itself
 # The length axes are mutually exclusive: setting one clears the others.
 LENGTH_AXES = ("context_tokens", "num_lines", "line_growth")
@@ -55,8 +56,8 @@ def parse_metadata(config_type: type, metadata: Mapping[str, Any]) -> TaskReques
             strict = as_bool("strict", value)
         elif key == "max_docs":
             max_docs = _as_int("max_docs", value) if value not in (None, "") else None
-        elif key == "max_model_len":
-            continue  # read by window.model_window
+        elif key in ("max_model_len", "think_end_token"):
+            continue  # read by window.model_window / stamped on the docs by tasks.build_docs
         elif key == "split":
             split = str(value)
         elif key == "dataset_path":

@@ -84,7 +84,16 @@ def build_docs(task_name: str, **metadata: Any) -> dict[str, Any]:
                               f"window, or tasks without the {family.group} group")
         raise ConfigError(f"{task_name}: no doc fits the model's {window.tokens}-token window ({window.source}); "
                           "allowed: shorter max_seq_lengths or a smaller max_gen_toks")
-    return {"test": datasets.Dataset.from_list(rows)}
+    return {"test": datasets.Dataset.from_list(with_think_end_token(rows, metadata.get("think_end_token")))}
+
+
+def with_think_end_token(rows: list[dict], token: object) -> list[dict]:
+    """Rows carrying the run's ``think_end_token`` (lm-eval's model argument, merged into the metadata, or ours
+    for a model without it), so every scorer strips reasoning up to it, and `lurch report` re-scores the logged doc
+    the same way. A token id (hf accepts an integer) is lm-eval's to strip: it cannot be matched in text."""
+    if not isinstance(token, str) or not token or token.isdigit():
+        return rows
+    return [{**row, "think_end_token": token} for row in rows]
 
 
 def context_floor(task, family) -> int | None:

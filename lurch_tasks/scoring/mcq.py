@@ -93,10 +93,12 @@ def parse_letters(output: object, letters: str) -> tuple[str, ...] | str | None:
 
 
 def mcq_score(gold: str, choice: str | None, num_options: int) -> dict[str, float]:
-    """``score`` (the penalised rule), ``accuracy`` (strict), ``abstain_rate``; unreadable counts as wrong."""
+    """``score`` (the penalised rule), ``accuracy`` (strict), ``abstain_rate``. An unreadable answer (None) scores 0
+    as an abstention does (issue 28: the paper retries, then records an abstention), but is not counted in
+    ``abstain_rate``: the family reports it as ``unparsed``."""
     correct = choice == gold
     abstained = choice == ABSTAIN
-    score = 1.0 if correct else 0.0 if abstained else -1.0 / (num_options - 1)
+    score = 1.0 if correct else 0.0 if abstained or choice is None else -1.0 / (num_options - 1)
     return {"score": score, "accuracy": float(correct), "abstain_rate": float(abstained)}
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ...core.difficulty import length_bin
 from ...core.registry import Family, Task, register_family, register_task
 from ...scoring import parse_final_answer, score_items
+from ...scoring.reasoning import reasoning_metrics, strip_doc_output
 from .audit import audit
 from .baselines import guess, solve
 from .config import ALL_D_VALUES, WIDE_D_VALUES, FindOriginConfig
@@ -26,9 +27,11 @@ def score(doc: dict, output: str) -> dict[str, float]:
     The question's destination word (from ``question``, else ``prompt``) helps read answers that restate it
     (``"x", the origin of "y"``); docs without either are scored on the output alone.
     """
-    predicted = parse_final_answer(output, _destination(doc))
+    stripped = strip_doc_output(doc, output)
+    predicted = parse_final_answer(stripped.answer, _destination(doc))
     items = score_items(doc["answer_items"], [predicted] if predicted else [])
-    return {"score": float(items.tp == 1 and items.fp == 0), **_item_metrics(items)}
+    return {"score": float(items.tp == 1 and items.fp == 0), **_item_metrics(items),
+            **reasoning_metrics(stripped, predicted is not None)}
 
 
 def _destination(doc: dict) -> str | None:

@@ -8,6 +8,7 @@ from functools import lru_cache
 from ...core.registry import Family, Task, register_family, register_task
 from ...scoring import score_items
 from ...scoring.pairs import parse_edges
+from ...scoring.reasoning import reasoning_metrics, states_empty_answer, strip_doc_output
 from .audit import audit
 from .baselines import guess, solve
 from .config import GraphConfig
@@ -28,10 +29,12 @@ EXTRA_METRICS = ("false_positive_rate",)
 def score(doc: dict, output: str) -> dict[str, float]:
     """Edge-level TP/FP/FN against the gold graph; ``score`` is 1 - memory drift (the paper's "Score")."""
     people, groups = _roster_of(doc["params"])
-    predicted = parse_edges(output, people, groups=groups)
+    stripped = strip_doc_output(doc, output)
+    predicted = parse_edges(stripped.answer, people, groups=groups)
     items = score_items(doc["answer_items"], predicted)
+    readable = bool(predicted) or states_empty_answer(stripped.answer)
     metrics = {"score": 1.0 - items.memory_drift, "memory_drift": items.memory_drift, "precision": items.precision,
-               "recall": items.recall, "f1": items.f1}
+               "recall": items.recall, "f1": items.f1, **reasoning_metrics(stripped, readable)}
     if not doc["answer_items"]:  # a zero-gold control: every listed pair is a false positive
         metrics["false_positive_rate"] = false_positive_rate(items.fp, items.tp + items.fp)
         # precision, recall and F1 are 0/0 with no gold: 1 for the right answer (none), 0 otherwise, like score,

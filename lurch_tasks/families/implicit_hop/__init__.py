@@ -7,6 +7,7 @@ from ...core.registry import Family, Task, register_family, register_task
 from ...scoring import normalize_name, score_items
 from ...scoring.lists import parse_name_list
 from ...scoring.not_found import NOT_FOUND, says_not_found
+from ...scoring.reasoning import reasoning_metrics, states_empty_answer, strip_doc_output
 from ...scoring.single import normalize_entity_name, parse_count, token_scores
 from .audit import audit
 from .baselines import guess, solve
@@ -23,42 +24,47 @@ GROUP = "implicit_hop"
 EXTRA_METRICS = ("not_found_accuracy",)
 
 
-def _broken_score(output: str) -> dict[str, float]:
+def _broken_score(answer: str) -> tuple[dict[str, float], bool]:
     """A broken chain's question: 1 for NOT FOUND in any wording (``says_not_found``), 0 for any entity."""
-    said = float(says_not_found(output))
-    return {"score": said, "memory_drift": 1.0 - said, "precision": said, "recall": said, "f1": said,
-            "not_found_accuracy": said}
+    said = float(says_not_found(answer))
+    return ({"score": said, "memory_drift": 1.0 - said, "precision": said, "recall": said, "f1": said,
+             "not_found_accuracy": said}, bool(said) or bool(parse_name_list(answer)))
 
 
 def score(doc: dict, output: str) -> dict[str, float | None]:
-    """A broken chain (gold NOT FOUND) scores ``_broken_score``; ``not_found_accuracy`` is its score there and
-    None on every other doc (averaged over the broken docs only). NOT FOUND on an intact question names no
-    entity, so it scores 0 there like any wrong answer."""
-    if doc["answer_items"] == [NOT_FOUND]:
-        return _broken_score(output)
-    return {**_intact_score(doc, output), "not_found_accuracy": None}
-
-
-def _intact_score(doc: dict, output: str) -> dict[str, float]:
     """Every doc reports the umbrella's five metrics. An entity set (a list question) scores 1 - memory drift
     over its answers' names; one entity scores 1 for exactly the gold name (normalised), with precision /
     recall / F1 over the name's words (partial credit for part of a name); a count scores 1 for exactly
-    the gold number, its items being that one number."""
+    the gold number, its items being that one number. A broken chain (gold NOT FOUND) scores ``_broken_score``;
+    ``not_found_accuracy`` is its score there and None on every other doc (averaged over the broken docs only). NOT
+    FOUND on an intact question names no entity, so it scores 0 there like any wrong answer. Reasoning is stripped
+    first (``truncated`` / ``unparsed``)."""
+    stripped = strip_doc_output(doc, output)
+    if doc["answer_items"] == [NOT_FOUND]:
+        metrics, readable = _broken_score(stripped.answer)
+    else:
+        metrics, readable = _score_answer(doc, stripped.answer)
+        metrics = {**metrics, "not_found_accuracy": None}
+    return {**metrics, **reasoning_metrics(stripped, readable)}
+
+
+def _score_answer(doc: dict, output: str) -> tuple[dict[str, float], bool]:
     if doc["answer_format"] == "integer":
         predicted = parse_count(output)
         items = score_items(doc["answer_items"], [] if predicted is None else [str(predicted)])
         return {"score": float(items.tp == 1), "memory_drift": items.memory_drift, "precision": items.precision,
-                "recall": items.recall, "f1": items.f1}
+                "recall": items.recall, "f1": items.f1}, predicted is not None
     if doc["answer_format"] == "entity":
         gold, named = normalize_entity_name(doc["answer_items"][0]), parse_name_list(output)
         predicted = [normalize_entity_name(name) for name in named]
         items = score_items([gold], predicted)
         precision, recall, f1 = token_scores(gold, " ".join(predicted))
         return {"score": float(items.tp == 1 and items.fp == 0), "memory_drift": items.memory_drift,
-                "precision": precision, "recall": recall, "f1": f1}
-    items = score_items([normalize_name(a) for a in doc["answer_items"]], parse_name_list(output))
+                "precision": precision, "recall": recall, "f1": f1}, bool(named) or states_empty_answer(output)
+    named = parse_name_list(output)
+    items = score_items([normalize_name(a) for a in doc["answer_items"]], named)
     return {"score": 1.0 - items.memory_drift, "memory_drift": items.memory_drift, "precision": items.precision,
-            "recall": items.recall, "f1": items.f1}
+            "recall": items.recall, "f1": items.f1}, bool(named) or states_empty_answer(output)
 
 
 AXES = (("depth", "depth", "depths"), ("facts", "facts", "facts"), ("dispersion", "dispersion_target", "dispersions"))

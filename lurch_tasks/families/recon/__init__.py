@@ -8,7 +8,7 @@ import json
 
 from ...core.registry import Family, Task, register_family, register_task
 from ...scoring import score_items
-from ...scoring.keyfacts import grade_free_form
+from ...scoring.keyfacts import free_form_text, grade_free_form
 from ...scoring.mcq import (
     ABSTAIN,
     integer_score,
@@ -19,6 +19,7 @@ from ...scoring.mcq import (
     parse_letters,
 )
 from ...scoring.ordering import adjacent_pairs, ordering_score, parse_order
+from ...scoring.reasoning import reasoning_metrics, strip_doc_output
 from .audit import audit, audit_rows, row_summary
 from .baselines import guess, solve
 from .config import MIN_CONTEXT_TOKENS, ReconConfig
@@ -39,28 +40,31 @@ GROUP = "recon"
 EXTRA_METRICS = ("accuracy", "abstain_rate", "prompt_tokens", "abstain_correct", "false_answer_rate")
 
 
-def _format_score(doc: dict, output: str) -> tuple[dict[str, float], list[str]]:
-    """The format's own rule (paper App. D.1) and the predicted answer items."""
+def _format_score(doc: dict, output: str) -> tuple[dict[str, float], list[str], bool]:
+    """The format's own rule (paper App. D.1), the predicted answer items and whether an answer was readable
+    (an unreadable one scores 0, as an abstention: the paper records an abstention after retries)."""
     kind = doc["answer_format"]
     letters = letters_for(kind)[: len(doc["options"])]
     if kind == "mcq_single":
         choice = parse_choice(output, letters)
-        return mcq_score(doc["answer"], choice, len(doc["options"])), [choice] if choice not in (None, ABSTAIN) else []
+        picked = [choice] if choice not in (None, ABSTAIN) else []
+        return mcq_score(doc["answer"], choice, len(doc["options"])), picked, choice is not None
     if kind == "mcq_multi":
         chosen = parse_letters(output, letters)
         picked = list(chosen) if isinstance(chosen, tuple) else []
-        return mcq_multi_score(tuple(json.loads(doc["answer"])), chosen, len(doc["options"])), picked
+        return mcq_multi_score(tuple(json.loads(doc["answer"])), chosen, len(doc["options"])), picked, bool(chosen)
     if kind == "ordering":
         order = parse_order(output, letters)
         picked = adjacent_pairs(order) if isinstance(order, tuple) else []
-        return ordering_score(tuple(json.loads(doc["answer"])), order), picked
+        return ordering_score(tuple(json.loads(doc["answer"])), order), picked, bool(order)
     if kind == "integer":
         number = parse_integer(output)
-        return integer_score(int(doc["answer"]), number), [str(number)] if isinstance(number, int) else []
+        return (integer_score(int(doc["answer"]), number), [str(number)] if isinstance(number, int) else [],
+                number is not None)
     gold = json.loads(doc["answer"])
     graded = grade_free_form(output, gold["key_facts"], gold["contradicting"])
     return ({k: graded[k] for k in ("score", "accuracy", "abstain_rate")},
-            graded["found"] + [f"not:{fact}" for fact in graded["against"]])
+            graded["found"] + [f"not:{fact}" for fact in graded["against"]], bool(free_form_text(output)))
 
 
 def read_answer(doc: dict, output: str):
@@ -100,16 +104,21 @@ def _control_score(doc: dict, output: str) -> dict[str, float | None]:
 def score(doc: dict, output: str) -> dict[str, float]:
     """The format's rule (``score``: MCQ single +1 / -1/5 / abstain 0, MCQ multiple c/k - w/(n-k), integer exact,
     ordering Kendall tau, free form key facts), strict ``accuracy``, ``abstain_rate`` and ``prompt_tokens``; memory
-    drift, precision, recall and F1 over the answer items (options chosen, ordered adjacent pairs, key facts)."""
+    drift, precision, recall and F1 over the answer items (options chosen, ordered adjacent pairs, key facts).
+    Reasoning is stripped first; ``truncated`` / ``unparsed`` say whether the output ended thinking or had no
+    readable answer (which scores 0, not the wrong-answer penalty)."""
+    stripped = strip_doc_output(doc, output)
     prompt_tokens = float(doc["difficulty"]["prompt_tokens"])
     if is_control(doc):
-        return {**_control_score(doc, output), "prompt_tokens": prompt_tokens}
-    metrics, predicted = _format_score(doc, output)
+        control = _control_score(doc, stripped.answer)
+        readable = read_answer(doc, stripped.answer) is not None
+        return {**control, "prompt_tokens": prompt_tokens, **reasoning_metrics(stripped, readable)}
+    metrics, predicted, readable = _format_score(doc, stripped.answer)
     items = score_items(doc["answer_items"], predicted)
     # abstain_correct / false_answer_rate are defined on the abstention controls only (None elsewhere)
     return {**metrics, "prompt_tokens": prompt_tokens, "memory_drift": items.memory_drift,
             "precision": items.precision, "recall": items.recall, "f1": items.f1, "abstain_correct": None,
-            "false_answer_rate": None}
+            "false_answer_rate": None, **reasoning_metrics(stripped, readable)}
 
 
 def failure_modes(doc: dict, output: str) -> tuple[list[str], list[str]]:
@@ -120,6 +129,7 @@ def failure_modes(doc: dict, output: str) -> tuple[list[str], list[str]]:
         return [], []
     modes = json.loads(doc["params"]).get("failure_modes") or []
     letters = letters_for(kind)[: len(doc["options"])]
+    output = strip_doc_output(doc, output).answer
     chosen = parse_choice(output, letters) if kind == "mcq_single" else parse_letters(output, letters)
     if isinstance(chosen, tuple):
         picked = list(chosen)
