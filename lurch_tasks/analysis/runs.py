@@ -337,9 +337,18 @@ def iter_samples(runs: Iterable[Run], foreign: set[str] | None = None) -> Iterat
                     output = raw_output(record)
                 except ValueError as error:
                     raise ValueError(f"{where}: {error}") from None
-                yield Sample(run.model, task, doc, output, where)
+                yield Sample(run.model, logged_task(task, doc), doc, output, where)
             if not ours and foreign is not None:
                 foreign.add(task)
+
+
+def logged_task(task: str, doc: dict) -> str:
+    """The task a sample is reported under: the lm-eval task that logged it, except a family task (the umbrella's
+    leaves, ``harness.family_tasks``), whose docs are reported under their own member task."""
+    from ..harness.family_tasks import member_task
+
+    member = member_task(task, doc) if isinstance(doc, dict) else None
+    return member if member is not None else task
 
 
 def version_problem(doc: dict) -> str | None:

@@ -76,6 +76,16 @@ def validate(row: dict) -> None:
         raise ValueError(f"invalid instance {row.get('id', '?')}: {errors[0]}")
 
 
+# Keys the harness adds to a generated row for one run (``harness.tasks.run_keys``): how to read the model's output,
+# not part of the instance, so a logged doc is compared with its regenerated row without them.
+RUN_KEYS = ("think_end_token", "bins", "gen_budget")
+
+
+def instance_part(doc: dict) -> dict:
+    """A logged doc without the run's keys (``RUN_KEYS``): the row this package generated."""
+    return {key: value for key, value in doc.items() if key not in RUN_KEYS}
+
+
 def content_hash(row: dict) -> str:
     """SHA-256 of the canonical JSON of a row: the fingerprint used by golden tests."""
     return hashlib.sha256(canonical_json(row).encode("ascii")).hexdigest()

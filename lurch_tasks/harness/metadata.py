@@ -21,7 +21,10 @@ from .window import as_bool
 # Harness-level knob names -> config fields (RULER's name for the length axis).
 ALIASES = {"max_seq_lengths": "context_tokens"}
 HARNESS_KEYS = ("seed", "split", "tokenizer", "dataset_path", "max_gen_toks", "max_model_len", "strict", "max_docs",
-                "think_end_token")
+                "think_end_token", "gen_profile", "bins")
+# Generation profiles (``gen_profile``): the budget a profile gives every task. ``reasoning`` leaves a thinking model
+# room to think before its answer line (lm-eval issue 3377: graphwalks needed 16k for reasoning models).
+GEN_PROFILES = {"default": None, "reasoning": 16384}
 YAML_METADATA_KEYS = ("version", "config_source")  # added by our YAMLs and by lm-eval itself
 # The length axes are mutually exclusive: setting one clears the others.
 LENGTH_AXES = ("context_tokens", "num_lines", "line_growth")
@@ -39,6 +42,8 @@ class TaskRequest:
     max_gen_toks: int | None = None  # the run's generation budget, when it is not the task's default
     strict: bool = False  # fail instead of skipping lengths that do not fit the model's window
     max_docs: int | None = None  # generate only the first N docs (`lurch eval --limit N`)
+    gen_profile: str = "default"  # GEN_PROFILES: "reasoning" raises every task's max_gen_toks
+    bins: bool = False  # report per-bin metrics (score@4096, ...) and precision / recall to lm-eval too
 
 
 def parse_metadata(config_type: type, metadata: Mapping[str, Any]) -> TaskRequest:
@@ -46,6 +51,7 @@ def parse_metadata(config_type: type, metadata: Mapping[str, Any]) -> TaskReques
     fields = {f.name for f in dataclasses.fields(config_type)}
     overrides: dict[str, Any] = {}
     seed, split, dataset_path, max_gen_toks, strict, max_docs = None, "test", None, None, False, None
+    gen_profile, bins = "default", False
     for key, value in metadata.items():
         field = ALIASES.get(key, key)
         if key == "seed":
@@ -54,6 +60,12 @@ def parse_metadata(config_type: type, metadata: Mapping[str, Any]) -> TaskReques
             max_gen_toks = _as_int("max_gen_toks", value)
         elif key == "strict":
             strict = as_bool("strict", value)
+        elif key == "gen_profile":
+            if value not in GEN_PROFILES:
+                raise ConfigError(f"gen_profile: {value!r} is not allowed; allowed: {', '.join(GEN_PROFILES)}")
+            gen_profile = str(value)
+        elif key == "bins":
+            bins = as_bool("bins", value)
         elif key == "max_docs":
             max_docs = _as_int("max_docs", value) if value not in (None, "") else None
         elif key in ("max_model_len", "think_end_token"):
@@ -88,7 +100,9 @@ def parse_metadata(config_type: type, metadata: Mapping[str, Any]) -> TaskReques
             f"dataset_path: {dataset_path!r} cannot be combined with {', '.join(given)}; allowed: a stored copy "
             "is read as it was materialized (regenerate it with `lurch materialize --set ...` instead)"
         )
-    return TaskRequest(overrides, seed, split, dataset_path, max_gen_toks, strict, max_docs)
+    if max_gen_toks is None:
+        max_gen_toks = GEN_PROFILES[gen_profile]
+    return TaskRequest(overrides, seed, split, dataset_path, max_gen_toks, strict, max_docs, gen_profile, bins)
 
 
 def _as_int(field: str, value: Any) -> int:

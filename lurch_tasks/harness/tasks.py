@@ -17,15 +17,10 @@ from ..core.private import ENV as PRIVATE_ENV
 from ..core.private import mask_row, private_seed
 from ..core.registry import get_family, get_task
 from ..core.rng import canonical_json
+from ..scoring import headline
 from .metadata import parse_metadata
+from .metrics import BINNED_METRICS, HEADLINE, SPARSE_METRICS, doc_metric_names
 from .window import as_bool, model_tokenizer, model_window, plan_window, warn
-
-HEADLINE_METRICS = ("score", "memory_drift", "precision", "recall", "f1")
-BINNED_METRICS = ("score", "memory_drift")
-# Extra metrics that only some docs report (the negative controls: graph zero-gold cells, ImplicitHop broken chains,
-# RECON abstention controls): None elsewhere, aggregated by bin_mean, listed only for tasks whose config says some
-# of its docs report them (``config.sparse_metrics()``).
-SPARSE_METRICS = ("false_positive_rate", "not_found_accuracy", "abstain_correct", "false_answer_rate")
 
 
 def build_docs(task_name: str, **metadata: Any) -> dict[str, Any]:
@@ -84,16 +79,21 @@ def build_docs(task_name: str, **metadata: Any) -> dict[str, Any]:
                               f"window, or tasks without the {family.group} group")
         raise ConfigError(f"{task_name}: no doc fits the model's {window.tokens}-token window ({window.source}); "
                           "allowed: shorter max_seq_lengths or a smaller max_gen_toks")
-    return {"test": datasets.Dataset.from_list(with_think_end_token(rows, metadata.get("think_end_token")))}
+    run = run_keys(metadata.get("think_end_token"), request.bins, _max_gen_toks(request, family, config))
+    return {"test": datasets.Dataset.from_list([{**row, **run} for row in rows])}
 
 
-def with_think_end_token(rows: list[dict], token: object) -> list[dict]:
-    """Rows carrying the run's ``think_end_token`` (lm-eval's model argument, merged into the metadata, or ours
-    for a model without it), so every scorer strips reasoning up to it, and `lurch report` re-scores the logged doc
-    the same way. A token id (hf accepts an integer) is lm-eval's to strip: it cannot be matched in text."""
-    if not isinstance(token, str) or not token or token.isdigit():
-        return rows
-    return [{**row, "think_end_token": token} for row in rows]
+def run_keys(token: object, bins: bool, gen_budget: int) -> dict[str, Any]:
+    """What the run tells every doc's scorer (``core.instance.RUN_KEYS``), so `lurch report` re-scores a logged doc
+    the same way: the run's ``think_end_token`` (lm-eval's model argument, merged into the metadata, or ours for a
+    model without it; a token id, which hf accepts, is lm-eval's to strip: it cannot be matched in text), the
+    ``bins`` switch, and the generation budget (``gen_budget``: an unreadable output that fills it was cut off)."""
+    keys: dict[str, Any] = {"gen_budget": int(gen_budget)}
+    if isinstance(token, str) and token and not token.isdigit():
+        keys["think_end_token"] = token
+    if bins:
+        keys["bins"] = True
+    return keys
 
 
 def context_floor(task, family) -> int | None:
@@ -244,29 +244,38 @@ def _checked_cache_dir(folder: Path, task_name: str) -> Path:
     return Path(datasets.config.HF_DATASETS_CACHE) / "lurch-stored" / key
 
 
-def process_results(doc: dict, results: list[str], task_name: str | None = None) -> dict[str, float | None]:
-    """Headline metrics plus every per-bin variant of the doc's config (``score@4096``, ``score@d=-5``): the
-    doc's own bins carry its values, the others None, so each bin is averaged over its own docs (bin_mean)
-    while every metric counts the same docs (lm-eval weights groups by one count per task). ``task_name`` is the
-    lm-eval task whose YAML declares the bins (default: the doc's own task; they differ when a view such as
-    recon_cascade reads rows stored under recon_all)."""
+def process_results(doc: dict, results: list[str], task_name: str | None = None,
+                    bins: bool = True) -> dict[str, float | list | None]:
+    """The doc's metrics for lm-eval (``harness.metrics``): ``headline`` as [balance key, normalised score] (its
+    aggregation, ``balanced_mean``, weighs every key equally), the task's short list, and the negative controls'
+    metrics (None on other docs). A run with the ``bins`` switch adds the detail metrics and every per-bin variant
+    of the doc's config (``score@4096``, ``score@d=-5``): the doc's own bins carry its values, the others None, so
+    each bin is averaged over its own docs (bin_mean) while every metric counts the same docs (lm-eval weights
+    groups by one count per task). ``task_name`` is the lm-eval task whose YAML declares the metrics (default: the
+    doc's own task; a family task passes ``bins`` False: its YAML declares none)."""
     output = results[0] if results else ""
     family = get_family(doc["family"])
     metrics = family.score(doc, output if isinstance(output, str) else str(output))
-    out: dict[str, float | None] = {name: float(metrics[name]) for name in (*HEADLINE_METRICS, *family.extra_metrics)
-                                    if name not in SPARSE_METRICS}
-    for name in sparse_metrics(task_name or doc["task"]):  # only some docs report these: None on the others
-        value = metrics.get(name)
-        out[name] = None if value is None else float(value)
+    task_name = task_name or doc["task"]
+    detail = bool(doc.get("bins")) and bins
+    sparse = sparse_metrics(task_name)
+    out: dict[str, float | list | None] = {}
+    for name in doc_metric_names(family.extra_metrics, sparse, detail):
+        if name == HEADLINE:
+            out[name] = [headline.balance_key(doc), headline.normalized(doc, float(metrics["score"]))]
+        else:
+            value = metrics.get(name)  # a sparse metric is None on the docs that do not report it
+            out[name] = None if value is None else float(value)
+    if not detail:
+        return out
     own = set(family.bin_keys(doc).values())
-    for suffix in _bin_names(doc, task_name or doc["task"]):
+    declared = _bin_names(doc, task_name)
+    for suffix in declared:
         for name in BINNED_METRICS:
             out[f"{name}@{suffix}"] = out[name] if suffix in own else None
-    for name in SPARSE_METRICS:  # per length only (token-count bins): e.g. false_positive_rate@4096
-        if name in out:
-            for suffix in _bin_names(doc, task_name or doc["task"]):
-                if suffix.isdigit():
-                    out[f"{name}@{suffix}"] = out[name] if suffix in own else None
+        if suffix.isdigit():  # the controls' metrics per length only (token-count bins): false_positive_rate@4096
+            for name in sparse:
+                out[f"{name}@{suffix}"] = out[name] if suffix in own else None
     for suffix in own:  # undeclared bins of an overridden config: reported by their own docs only
         for name in BINNED_METRICS:
             out.setdefault(f"{name}@{suffix}", out[name])
@@ -304,6 +313,9 @@ def _bin_names(doc: dict, task_name: str) -> tuple[str, ...]:
     return _BIN_NAMES[key]
 
 
+balanced_mean = headline.balanced_mean  # headline's aggregation, named here for the YAMLs' `!function`
+
+
 def bin_mean(values: list[float | None]) -> float:
     """Mean over the docs of one bin (None marks docs of other bins); NaN for a bin no doc reached."""
     own = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
@@ -336,10 +348,38 @@ def _make_scorer(task_name: str):
     return scorer
 
 
+def _make_family_loader(task_name: str):
+    from .family_tasks import build_family_docs
+
+    def loader(**metadata: Any) -> dict[str, Any]:
+        return build_family_docs(task_name, **metadata)
+
+    loader.__name__ = loader.__qualname__ = f"load_{task_name}"
+    return loader
+
+
+def _make_family_scorer(task_name: str):
+    from .family_tasks import family_of, family_sparse_metrics
+
+    sparse = family_sparse_metrics(family_of(task_name))
+
+    def scorer(doc: dict, results: list[str]) -> dict[str, float | list | None]:
+        out = process_results(doc, results, doc["task"], bins=False)
+        return {**out, **{name: out.get(name) for name in sparse}}  # every doc reports each, None if not its own
+
+    scorer.__name__ = scorer.__qualname__ = f"process_results_{task_name}"
+    return scorer
+
+
 def __getattr__(name: str):
-    for prefix, make in (("load_", _make_loader), ("process_results_", _make_scorer)):
+    from .family_tasks import family_of
+
+    for prefix, make, make_family in (("load_", _make_loader, _make_family_loader),
+                                      ("process_results_", _make_scorer, _make_family_scorer)):
         if name.startswith(prefix):
             task_name = name[len(prefix):]
+            if family_of(task_name) is not None:
+                return make_family(task_name)
             get_task(task_name)  # raises a clear error for an unknown task
             return make(task_name)
     raise AttributeError(name)

@@ -27,11 +27,12 @@ from .. import __version__
 from ..analysis.runs import Run, find_runs, iter_samples, version_problem
 from ..core.config import config_from_mapping
 from ..core.generation import task_size
-from ..core.instance import content_hash
+from ..core.instance import content_hash, instance_part
 from ..core.private import ENV as PRIVATE_ENV
 from ..core.private import masked_seed, private_seed, seed_sha256
 from ..core.registry import all_families, all_tasks, get_family, get_task
 from ..core.text import printable
+from ..harness.family_tasks import family_of, family_task_name, member_task, members
 from ..harness.tasks import process_results
 from .regenerate import Pending, regeneration_problems
 from .submission import opened, read_submission_json
@@ -66,6 +67,8 @@ def expand_tasks(names: Iterable[str]) -> tuple[list[str], list[str]]:
     for family in all_families():
         members = [t.name for t in all_tasks() if t.family == family.name and t.in_suite]
         groups[family.group] = members
+        if members:
+            groups[family_task_name(family)] = members  # the umbrella's leaf for this family
         suites += members
         for name, extra in family.extra_groups:
             groups[name] = list(extra)
@@ -141,11 +144,24 @@ class _TaskTally:
     counts: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     indices: set[int] = field(default_factory=set)
 
-    def add(self, metrics: dict[str, float | None]) -> None:
+    def add(self, metrics: dict[str, float | list | None]) -> None:
         for name, value in metrics.items():
+            if isinstance(value, list):  # headline's [key, value]: its balanced mean is recomputed by the board
+                continue
             if value is not None and not (isinstance(value, float) and math.isnan(value)):
                 self.sums[name] += float(value)
                 self.counts[name] += 1
+
+    def merged(self, other: _TaskTally) -> _TaskTally:
+        """This tally and ``other`` pooled (a family task's docs are its members' docs)."""
+        pooled = _TaskTally()
+        for tally in (self, other):
+            for name, total in tally.sums.items():
+                pooled.sums[name] += total
+            for name, count in tally.counts.items():
+                pooled.counts[name] += count
+        pooled.indices = set(range(len(self.indices) + len(other.indices)))  # a count: members' indices overlap
+        return pooled
 
     def mean(self, name: str) -> float:
         return self.sums[name] / self.counts[name] if self.counts.get(name) else math.nan
@@ -154,7 +170,7 @@ class _TaskTally:
 def task_problem(doc: dict, logged_as: str) -> str | None:
     """Why a doc does not belong in the samples file of lm-eval task ``logged_as``: its own task must be that task,
     or the stored config the task is a view of (``stored_as``) with a row the view keeps; None when it belongs."""
-    if doc["task"] == logged_as:
+    if doc["task"] == logged_as or member_task(logged_as, doc) is not None:  # its task, or its family task
         return None
     try:
         view = get_task(logged_as)
@@ -191,7 +207,7 @@ def doc_problem(doc: dict, seed: int, secret: int | None = None) -> str | Pendin
     order = (doc["family"], *(family.regeneration_key(doc) if family.regeneration_key else ()), doc["task"],
              int(doc["index"]))
     return Pending(order, "", doc["task"], config, seed if secret is None else secret, doc["split"], int(doc["index"]),
-                   content_hash(doc), secret is not None)
+                   content_hash(instance_part(doc)), secret is not None)
 
 
 def validate(path: Path, progress: Callable[[int], None] | None = None, workers: int = 1) -> Verdict:
@@ -333,6 +349,16 @@ def _coverage_problems(tasks: list[str], tallies: dict[str, _TaskTally], subset:
         problems.append(f"the run used --limit {', '.join(sorted(limits))}; allowed: a full run, or "
                         "\"subset\": true in submission.json (the table labels it)")
     evaluated = {task: n for claim in claims for task, n in claim.docs.items()}
+    for family_task, total in sorted(evaluated.copy().items()):  # the umbrella's leaves: one count for their members
+        family = family_of(family_task)
+        if family is None:
+            continue
+        logged = [task for task in members(family) if task in tallies]
+        counted = sum(len(tallies[task].indices) for task in logged)
+        if counted != total:
+            problems.append(f"{family_task}: the results file counts {total} docs, the samples log {counted}")
+        for task in logged:  # each member's own docs: a prefix of it (subset) or all of it, checked below
+            evaluated.setdefault(task, len(tallies[task].indices))
     for task in tasks:
         tally = tallies.get(task)
         if tally is None:
@@ -356,7 +382,7 @@ def _claim_problems(runs: list[Run], claims: list[Claims], tallies: dict[str, _T
     metrics first) and how many more differ."""
     problems = []
     for run, claim in zip(runs, claims, strict=True):
-        for task, tally in sorted(tallies.items()):
+        for task, tally in sorted(_with_family_tallies(tallies, claim).items()):
             if task not in claim.metrics:
                 problems.append(f"{task}: no results in {run.results.name if run.results else 'the run'}")
                 continue
@@ -369,6 +395,22 @@ def _claim_problems(runs: list[Run], claims: list[Claims], tallies: dict[str, _T
                 problems.append(f"{task}: results claim {metric} = {value!r}, the logged outputs score "
                                 f"{recomputed!r}{more}")
     return problems
+
+
+def _with_family_tallies(tallies: dict[str, _TaskTally], claim: Claims) -> dict[str, _TaskTally]:
+    """``tallies`` with the members of each family task the results file reports pooled under that family task (the
+    umbrella's leaves log their docs under their member tasks, ``analysis.runs.logged_task``)."""
+    out = dict(tallies)
+    for family_task in claim.metrics:
+        family = family_of(family_task)
+        if family is None:
+            continue
+        pooled = _TaskTally()
+        for task in members(family):
+            if task in out and task not in claim.metrics:
+                pooled = pooled.merged(out.pop(task))
+        out[family_task] = pooled
+    return out
 
 
 def _differs(claimed: float, recomputed: float) -> bool:

@@ -16,14 +16,16 @@ What counts as reasoning:
 A reasoning field that an API returns apart from the text (``reasoning_content``) never reaches a task under
 lm-eval 0.4.13: ``local-chat-completions`` reads ``message.content`` only, and a null content (the model spent its
 budget thinking) arrives as ``LMEVAL_MODEL_NONE_ANSWER_PLACEHOLDER`` (default ``""``). So an empty output, or that
-placeholder, is ``truncated``: nothing was answered. Linear in the output length; never raises.
+placeholder, is ``truncated``: nothing was answered. So is an output with no readable answer that used the whole
+generation budget (``gen_budget``, stamped on the doc by the harness: the run's ``max_gen_toks``), counted in the
+doc's tokenizer: it was cut off, whatever it was doing. Linear in the output length; never raises.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 __all__ = ["Stripped", "doc_think_end_token", "reasoning_metrics", "states_empty_answer", "strip_doc_output",
            "strip_reasoning"]
@@ -40,6 +42,7 @@ _HARMONY_ANALYSIS = "<|channel|>analysis<|message|>"
 class Stripped:
     answer: str  # the text a family parses
     truncated: bool  # the output ended inside reasoning, or holds nothing at all (an API's null content)
+    at_budget: bool = False  # the output is as long as the run's generation budget (``gen_budget``)
 
 
 def _placeholder() -> str:
@@ -79,8 +82,10 @@ def strip_reasoning(output: object, think_end_token: str | None = None) -> Strip
 
 def reasoning_metrics(stripped: Stripped, readable: bool) -> dict[str, float]:
     """``truncated`` and ``unparsed`` (0/1) of one doc: ``readable`` is whether the family's parser found an answer
-    (an explicit abstention is readable) in ``stripped.answer``."""
-    return {"truncated": float(stripped.truncated), "unparsed": float(not readable)}
+    (an explicit abstention is readable) in ``stripped.answer``; an unreadable output that filled the generation
+    budget was cut off (``truncated``)."""
+    truncated = stripped.truncated or (stripped.at_budget and not readable)
+    return {"truncated": float(truncated), "unparsed": float(not readable)}
 
 
 def doc_think_end_token(doc: dict) -> str | None:
@@ -90,8 +95,44 @@ def doc_think_end_token(doc: dict) -> str | None:
 
 
 def strip_doc_output(doc: dict, output: object) -> Stripped:
-    """``strip_reasoning`` with the doc's own ``think_end_token``: the one call every family's ``score`` makes."""
-    return strip_reasoning(output, doc_think_end_token(doc))
+    """``strip_reasoning`` with the doc's own ``think_end_token``: the one call every family's ``score`` makes; it
+    also says whether the output filled the doc's ``gen_budget``."""
+    stripped = strip_reasoning(output, doc_think_end_token(doc))
+    budget = doc.get("gen_budget")
+    if isinstance(output, str) and isinstance(budget, int) and not isinstance(budget, bool) and budget > 0:
+        stripped = replace(stripped, at_budget=fills_budget(output, budget, _doc_tokenizer(doc)))
+    return stripped
+
+
+# An output stopped by max_gen_toks holds that many of the model's tokens; counted in the doc's tokenizer (another
+# one unless the run passed the model's) the count can differ by several percent, so "filled" is 90% of the budget.
+BUDGET_SHARE = 0.9
+
+
+def fills_budget(output: str, budget: int, tokenizer: str | None) -> bool:
+    """Whether ``output`` is as long as a ``budget``-token generation, counted in ``tokenizer`` (the tokenizer the
+    doc was budgeted in, the model's when the run passed it). Every token of a byte-level tokenizer covers at least
+    one byte, so a shorter output is never counted."""
+    floor = BUDGET_SHARE * budget
+    if len(output.encode("utf-8")) < floor:
+        return False
+    from ..core.tokens import get_token_counter
+
+    try:
+        counter = get_token_counter(tokenizer) if tokenizer else None
+    except (OSError, ValueError):  # a tokenizer this machine cannot load: judge by bytes alone
+        counter = None
+    return counter is None or counter.count(output) >= floor
+
+
+def _doc_tokenizer(doc: dict) -> str | None:
+    import json
+
+    try:
+        tokenizer = json.loads(doc.get("params") or "{}").get("tokenizer")
+    except (json.JSONDecodeError, AttributeError):
+        return None
+    return tokenizer if isinstance(tokenizer, str) and tokenizer else None
 
 
 _EMPTY_ANSWER = re.compile(r"\b(?:none|nothing|no (?:one|connections?|pairs?|edges?|links?|names?|answer)|not found)\b"
