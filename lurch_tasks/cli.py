@@ -581,7 +581,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("eval", help="lm-eval's `run` with lurch models registered and --include_path set; "
                        "budgets and the window check follow --model_args, --apply_chat_template and --gen_kwargs; "
                        "--strict fails on lengths the model's window cannot hold (default: skip with a warning); "
-                       "generated docs are cached (see LURCH_CACHE_DIR below)",
+                       "--reasoning raises every task's max_gen_toks to 16384 for thinking models (gen_profile "
+                       "reasoning); generated docs are cached (see LURCH_CACHE_DIR below)",
                        add_help=False)
     p.set_defaults(func=None)
 

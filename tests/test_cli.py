@@ -97,9 +97,10 @@ def test_graph_config_materializes_validates_and_loads(tmp_path):
     made = run("materialize", "--config", "memory_drift_clique", "--out", str(out), "--quiet", *sets)
     assert made.returncode == 0, made.stderr
     checked = run("validate", str(out), "--quiet")  # schema + the induced-subgraph audit on every row
-    assert checked.returncode == 0 and "memory_drift_clique: 4 rows, ok" in checked.stdout, checked.stdout
+    assert checked.returncode == 0 and "memory_drift_clique: 6 rows, ok" in checked.stdout, checked.stdout
     card = (out / "README.md").read_text()
     assert "license: apache-2.0" in card and "Memory Drift" in card
     rows = load_dataset(str(out), "memory_drift_clique", split="test")
     task = resolve_task("memory_drift_clique", {"context_tokens": [2048], "connections": [1, 2], "num_samples": 2})
-    assert [content_hash(dict(r)) for r in rows] == [content_hash(generate_row(task, i)) for i in range(4)]
+    # 2 samples x 2 densities, then a zero-gold control per sample at the length (issue 28)
+    assert [content_hash(dict(r)) for r in rows] == [content_hash(generate_row(task, i)) for i in range(6)]

@@ -12,8 +12,8 @@ import pytest
 
 from lurch_tasks.core.config import ConfigError
 from lurch_tasks.core.generation import generate_row, resolve_task
-from lurch_tasks.core.instance import content_hash
-from lurch_tasks.core.registry import all_tasks
+from lurch_tasks.core.instance import content_hash, instance_part
+from lurch_tasks.core.registry import all_tasks, get_family
 from lurch_tasks.harness.metadata import model_argument_names, parse_metadata
 from lurch_tasks.harness.tasks import bin_mean, build_docs, process_results
 from lurch_tasks.harness.yamls import render_all, yaml_dir
@@ -50,7 +50,8 @@ def test_lm_eval_docs_are_the_generated_instances():
     task = resolve_task("find_the_origin", {"context_tokens": (384, 512), "num_samples": 2})
     assert len(docs) == task.config.size()
     for index in (0, 5, len(docs) - 1):
-        assert content_hash(dict(docs[index])) == content_hash(generate_row(task, index))
+        assert content_hash(instance_part(dict(docs[index]))) == content_hash(generate_row(task, index))
+        assert docs[index]["gen_budget"] == get_family("find_the_origin").max_gen_toks(task.config)  # the run's
 
 
 def test_metadata_is_typed_and_strict():
@@ -68,15 +69,23 @@ def test_metadata_is_typed_and_strict():
 
 def test_process_results_bins_only_their_own_doc():
     doc = generate_row(resolve_task("find_the_origin", {"context_tokens": [512], "num_samples": 1}), 0)
-    right = process_results(doc, [f"FINAL ANSWER: {doc['answer_text']}"])
+    answer = f"FINAL ANSWER: {doc['answer_text']}"
+    # by default: the short list lm-eval prints (issue 28: FtO printed 71 rows per task), headline first
+    plain = process_results(doc, [answer])
+    assert list(plain) == ["headline", "score", "memory_drift", "f1", "truncated", "unparsed"]
+    assert plain["headline"] == ["find_the_origin", 1.0] and plain["truncated"] == plain["unparsed"] == 0.0
+    right = process_results({**doc, "bins": True}, [answer])  # the bins switch (--metadata '{"bins": true}')
     assert right["score"] == 1.0 and right["memory_drift"] == 0.0 and right["f1"] == 1.0
+    assert right["precision"] == right["recall"] == 1.0
     assert right["score@512"] == 1.0 and f"score@d={doc['difficulty']['d']}" in right
     assert not any(key.startswith("score@1024") for key in right)
     # Every bin of the config is reported (one count per metric); bins the doc is not in carry None.
     other_d = next(d for d in resolve_task("find_the_origin").config.d_values if d != doc["difficulty"]["d"])
     assert right[f"score@d={other_d}"] is None and right[f"memory_drift@d={other_d}"] is None
     for junk in ["", "\x00" * 10, "FINAL ANSWER: " * 1000, '```json\n{"a": 1}\n```']:
-        scored = process_results(doc, [junk])
+        scored = process_results({**doc, "bins": True}, [junk])
+        key, normalized = scored.pop("headline")
+        assert key == "find_the_origin" and normalized <= 0.0
         assert all(v is None or 0.0 <= v <= 1.0 for v in scored.values())
 
 
@@ -99,10 +108,12 @@ def _results(out_dir: Path) -> dict:
 @pytest.mark.slow
 def test_lurch_eval_solver_is_perfect_and_random_is_at_chance(tmp_path):
     solver = _run([LURCH, "eval", "--model", "lurch-solver", "--tasks", "find_the_origin", "--limit", "40",
+                   "--metadata", json.dumps({"bins": True}),
                    "--output_path", str(tmp_path / "solver"), "--log_samples"], tmp_path)
     assert solver.returncode == 0, solver.stderr[-3000:]
     result = _results(tmp_path / "solver")["find_the_origin"]
     assert result["score,none"] == 1.0 and result["memory_drift,none"] == 0.0 and result["f1,none"] == 1.0
+    assert result["headline,none"] == 1.0
     assert result["score@8192,none"] == 1.0 and result["score@d=-15,none"] == 1.0
 
     rand = _run([LURCH, "eval", "--model", "lurch-random", "--tasks", "find_the_origin", "--limit", "160",
@@ -111,12 +122,13 @@ def test_lurch_eval_solver_is_perfect_and_random_is_at_chance(tmp_path):
     result = _results(tmp_path / "random")["find_the_origin"]
     # Chance is one in the number of words in the list (hundreds to thousands): 160 docs give ~0-2 hits.
     assert result["score,none"] <= 0.03 and result["memory_drift,none"] >= 0.97
+    assert abs(result["headline,none"]) <= 0.03 and "score@8192,none" not in result  # no bins by default
 
 
 @pytest.mark.slow
 def test_graph_group_solver_perfect_random_drifts(tmp_path):
     solver = _run([LURCH, "eval", "--model", "lurch-solver", "--tasks", "memory_drift_graph", "--limit", "60",
-                   "--output_path", str(tmp_path / "solver")], tmp_path)
+                   "--metadata", json.dumps({"bins": True}), "--output_path", str(tmp_path / "solver")], tmp_path)
     assert solver.returncode == 0, solver.stderr[-3000:]
     results = _results(tmp_path / "solver")
     for task in ("memory_drift_edge", "memory_drift_subgraph", "memory_drift_clique"):
@@ -139,8 +151,10 @@ def test_umbrella_group_and_plain_lm_eval_with_dummy(tmp_path):
     assert umbrella.returncode == 0, umbrella.stderr[-3000:]
     results = _results(tmp_path / "umbrella")
     assert results["memory_drift"]["memory_drift,none"] == 0.0 and results["memory_drift"]["score,none"] == 1.0
-    for family_group in ("find_the_origin_suite", "memory_drift_graph"):
-        assert results[family_group]["memory_drift,none"] == 0.0, family_group
+    assert results["memory_drift"]["headline,none"] == 1.0
+    for family_task in ("family_find_the_origin", "family_graph_reconstruction", "family_implicit_hop",
+                        "family_recon"):  # the umbrella's leaves: one task per family
+        assert results[family_task]["headline,none"] == 1.0, family_task
 
     tasks_path = _run([LURCH, "tasks-path"], tmp_path).stdout.strip()
     assert Path(tasks_path, "find_the_origin.yaml").is_file()
@@ -160,26 +174,34 @@ def test_lurch_eval_bad_metadata_is_one_line(tmp_path):
 
 
 @pytest.mark.slow
-def test_group_scores_are_the_doc_weighted_mean_over_all_their_docs(tmp_path):
-    """Tasks of unequal size (3, 2 and 2 docs): the group's headline metrics must be the mean over every doc,
-    and no metric may be scored on fewer docs than its task (lm-eval's group weighting uses one count)."""
+def test_group_scores_weigh_tasks_equally_and_rates_by_doc(tmp_path):
+    """Tasks of unequal size (3, 2 and 2 docs): the group's headline and score are the mean over its tasks (equal
+    weight per task, issue 28), its rates (memory drift, F1, truncated) the mean over every doc, and no metric is
+    scored on fewer docs than its task (lm-eval's group weighting uses one count)."""
     run = _run([LURCH, "eval", "--model", "lurch-random", "--tasks", "memory_drift_graph", "--log_samples",
-                "--metadata", json.dumps({"max_seq_lengths": [2048], "num_samples": 1}),
+                "--metadata", json.dumps({"max_seq_lengths": [2048], "num_samples": 1, "bins": True}),
                 "--output_path", str(tmp_path / "out")], tmp_path)
     assert run.returncode == 0, run.stderr[-3000:]
     assert "over-weighted" not in run.stderr and "not scored on the same number" not in run.stderr
     results = _results(tmp_path / "out")
     samples = [json.loads(line) for path in sorted((tmp_path / "out").rglob("samples_*.jsonl"))
                for line in path.read_text().splitlines() if line.strip()]
-    sizes = {task: sum(s["doc"]["task"] == task for s in samples)
-             for task in ("memory_drift_edge", "memory_drift_subgraph", "memory_drift_clique")}
+    tasks = ("memory_drift_edge", "memory_drift_subgraph", "memory_drift_clique")
+    sizes = {task: sum(s["doc"]["task"] == task for s in samples) for task in tasks}
     assert sorted(sizes.values()) == [2, 2, 3], sizes  # grid docs 1, 1, 2, and a zero-gold control each
     for task in sizes:  # reported by the control only (None elsewhere): the random baseline lists pairs there
         assert results[task]["false_positive_rate,none"] == 1.0
         assert results[task]["false_positive_rate@2048,none"] == 1.0
-    for metric in ("f1", "precision", "recall", "memory_drift", "score"):
+    for metric in ("f1", "memory_drift", "truncated", "unparsed"):
         expected = sum(s[metric] for s in samples) / len(samples)
         assert results["memory_drift_graph"][f"{metric},none"] == pytest.approx(expected), metric
+    for metric in ("score", "headline"):
+        per_task = [results[task][f"{metric},none"] for task in tasks]
+        assert results["memory_drift_graph"][f"{metric},none"] == pytest.approx(sum(per_task) / 3), metric
+    for task in tasks:  # a task's headline: the mean chance-normalised score of its docs (one key per task)
+        own = [s["headline"] for s in samples if s["doc"]["task"] == task]
+        assert {key for key, _ in own} == {task}
+        assert results[task]["headline,none"] == pytest.approx(sum(v for _, v in own) / len(own))
     edge_docs = [s for s in samples if s["doc"]["task"] == "memory_drift_edge"]
     for k in {s["doc"]["difficulty"]["connections"] for s in edge_docs}:
         own = [s["f1"] for s in edge_docs if s["doc"]["difficulty"]["connections"] == k]

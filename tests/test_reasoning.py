@@ -6,7 +6,7 @@ import pytest
 
 from lurch_tasks.core.registry import get_family
 from lurch_tasks.harness.metadata import parse_metadata
-from lurch_tasks.harness.tasks import with_think_end_token
+from lurch_tasks.harness.tasks import run_keys
 from lurch_tasks.scoring.reasoning import Stripped, states_empty_answer, strip_doc_output, strip_reasoning
 
 
@@ -61,9 +61,9 @@ def test_empty_list_answers_are_read_not_unparsed():
 
 
 def test_harness_stamps_the_think_end_token_on_docs():
-    rows = [{"id": "a"}]
-    assert with_think_end_token(rows, "</think>") == [{"id": "a", "think_end_token": "</think>"}]
-    assert with_think_end_token(rows, None) == rows and with_think_end_token(rows, "151668") == rows  # a token id
+    assert run_keys("</think>", False, 512) == {"gen_budget": 512, "think_end_token": "</think>"}
+    assert run_keys(None, False, 512) == run_keys("151668", False, 512) == {"gen_budget": 512}  # a token id
+    assert run_keys(None, True, 256) == {"gen_budget": 256, "bins": True}
     from lurch_tasks.families.find_origin.config import FindOriginConfig
     from lurch_tasks.harness.metadata import MODEL_KEY
 

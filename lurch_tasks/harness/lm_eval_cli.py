@@ -69,6 +69,29 @@ def _gen_kwarg(argv: list[str], key: str) -> str | None:
     return None
 
 
+def _add_reasoning_budget(argv: list[str]) -> None:
+    """``--reasoning``: every task's ``max_gen_toks`` raised to the reasoning profile's budget (lm-eval's
+    ``--gen_kwargs``, which overrides the YAMLs), unless the user set one."""
+    from .metadata import GEN_PROFILES
+
+    if _gen_kwarg(argv, "max_gen_toks") is not None:
+        return
+    budget = f"max_gen_toks={GEN_PROFILES['reasoning']}"
+    found = _option(argv, "--gen_kwargs")
+    if found is None:
+        argv += ["--gen_kwargs", budget]
+        return
+    text = found[1].strip()
+    if text.startswith("{"):
+        try:
+            merged = json.dumps({**json.loads(text), "max_gen_toks": GEN_PROFILES["reasoning"]})
+        except (json.JSONDecodeError, TypeError):
+            return  # lm-eval reports malformed --gen_kwargs itself
+        _set_option(argv, "--gen_kwargs", found[0], merged)
+    else:
+        _set_option(argv, "--gen_kwargs", found[0], f"{text},{budget}" if text else budget)
+
+
 def _whole_limit(text: str) -> int | None:
     """``--limit N`` as a doc count (None for a fraction, whose count depends on the full size)."""
     value = float(text)
@@ -101,7 +124,10 @@ def lm_eval_argv(args: Sequence[str]) -> list[str]:
     if argv and argv[0] == "run":
         argv = argv[1:]
     strict = "--strict" in argv
-    argv = [a for a in argv if a != "--strict"]
+    reasoning = "--reasoning" in argv
+    argv = [a for a in argv if a not in ("--strict", "--reasoning")]
+    if reasoning:
+        _add_reasoning_budget(argv)
     if not any(a == "--include_path" or a.startswith("--include_path=") for a in argv):
         argv += ["--include_path", str(yaml_dir())]
     limit = _option(argv, "--limit")
@@ -118,6 +144,8 @@ def lm_eval_argv(args: Sequence[str]) -> list[str]:
         run_facts["max_gen_toks"] = max_gen_toks
     if strict:
         run_facts["strict"] = True
+    if reasoning:
+        run_facts["gen_profile"] = "reasoning"
     docs = _whole_limit(limit[1]) if limit else None
     if docs and _option(argv, "--samples") is None:
         run_facts["max_docs"] = docs  # lm-eval reads only the first N docs: generate only those
