@@ -24,6 +24,9 @@ pytestmark = pytest.mark.slow
 
 LURCH = str(Path(sys.executable).parent / "lurch")
 LIMIT = 3
+# memory_drift's tasks through their family groups: --limit then takes 3 docs of every task (the umbrella's leaves are
+# family tasks, whose --limit counts docs per family: tests/test_headline.py validates such a run)
+SUITE = "find_the_origin_suite,memory_drift_graph,implicit_hop,recon"
 SUBMISSION = {"schema_version": 1, "model": {"name": "lurch-solver", "revision": __version__},
               "run": {"lm_eval_model": "lurch-solver", "model_args": "", "chat_template": False, "generation": {}},
               "date": "2026-12-02", "lurch_tasks_version": __version__, "tasks": ["memory_drift"], "seed": 0,
@@ -37,7 +40,7 @@ def run(*args: str) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def submission(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("submission") / "solver"
-    done = run("eval", "--model", "lurch-solver", "--tasks", "memory_drift", "--limit", str(LIMIT), "--log_samples",
+    done = run("eval", "--model", "lurch-solver", "--tasks", SUITE, "--limit", str(LIMIT), "--log_samples",
                "--output_path", str(folder))
     assert done.returncode == 0, done.stderr[-3000:]
     (folder / "submission.json").write_text(json.dumps(SUBMISSION, indent=2))
@@ -179,7 +182,7 @@ def test_build_ranks_valid_submissions_only_and_the_page_sorts(submission, tmp_p
     from browser import check_page, open_page, require_browser
 
     weaker = tmp_path / "random"
-    done = run("eval", "--model", "lurch-random", "--tasks", "memory_drift", "--limit", str(LIMIT), "--log_samples",
+    done = run("eval", "--model", "lurch-random", "--tasks", SUITE, "--limit", str(LIMIT), "--log_samples",
                "--output_path", str(weaker))
     assert done.returncode == 0, done.stderr[-2000:]
     (weaker / "submission.json").write_text(json.dumps({**SUBMISSION, "model": {"name": "lurch-random",

@@ -246,7 +246,15 @@ def _doc_validator():
     seed carries a masked ``pair_key``, and ``family_version`` / ``config_hash`` are checked by ``version_problem``."""
     import jsonschema
 
-    return jsonschema.Draft202012Validator(_without_patterns(instance_schema()))
+    schema = _without_patterns(instance_schema())
+    schema["properties"] = {**schema["properties"], **LOGGED_RUN_KEYS}
+    return jsonschema.Draft202012Validator(schema)
+
+
+# The keys the harness adds to a logged doc for its run (``core.instance.RUN_KEYS``), with the types it writes.
+LOGGED_RUN_KEYS = {"think_end_token": {"type": "string", "minLength": 1, "maxLength": 200},
+                   "bins": {"type": "boolean"},
+                   "gen_budget": {"type": "integer", "minimum": 1, "maximum": 1_048_576}}
 
 
 def _without_patterns(schema: object) -> object:
