@@ -28,6 +28,8 @@ from ..scoring import headline
 from ..scoring.judge import JudgeConfig, ask_judge
 from .runs import Run, Sample, iter_samples, version_problem
 
+# The negative controls' metrics (harness.metrics.SPARSE_METRICS): reported by the control docs only.
+CONTROL_METRICS = ("false_positive_rate", "not_found_accuracy", "abstain_correct", "false_answer_rate")
 METRICS = ("score", "memory_drift", "precision", "recall", "f1", "accuracy", "abstain_rate", "truncated", "unparsed")
 
 
@@ -47,6 +49,9 @@ def score_sample(sample: Sample, judge: JudgeConfig | None = None) -> dict:
                  "index": int(doc["index"]), "answer_format": doc["answer_format"]}
     for name in METRICS:
         row[name] = float(metrics[name]) if name in metrics else 0.0
+    for name in CONTROL_METRICS:  # the negative controls' own metrics: NaN on every other doc
+        value = metrics.get(name)
+        row[name] = float(value) if value is not None else float("nan")
     if "accuracy" not in metrics:
         row["accuracy"] = 1.0 if score >= 1.0 else 0.0
     row["outcome"] = min(1.0, max(0.0, score))

@@ -19,7 +19,7 @@ import pandas as pd
 
 from . import plots
 from .curves import DEFAULT_EFFECTIVE_FRACTION, DEFAULT_ONSET_MARGIN, drift_onset, effective_length
-from .frame import Loaded
+from .frame import CONTROL_METRICS, Loaded
 from .stats import DEFAULT_REPS, DEFAULT_SEED, bootstrap_statistic, summarize
 
 HEADLINE = ("score", "memory_drift", "precision", "recall", "f1")
@@ -162,15 +162,35 @@ def implicit_hop_axes(frame: pd.DataFrame, options: Options) -> pd.DataFrame:
 # -------------------------------------------------------------------------------------------------- sections
 
 
+def controls_table(frame: pd.DataFrame, options: Options) -> pd.DataFrame:
+    """The negative controls (graph zero-gold cells, ImplicitHop broken chains, RECON abstention controls) per model,
+    task and length, each with its own metric: false_positive_rate (every listed pair is false), not_found_accuracy,
+    abstain_correct / false_answer_rate. Empty when no control doc was run."""
+    tables = []
+    for metric in CONTROL_METRICS:
+        if metric not in frame:
+            continue
+        rows = frame[frame[metric].notna()]
+        if not rows.empty:
+            tables.append(summarize(rows, ["model", "task", "length"], (metric,), reps=options.reps,
+                                    seed=options.seed))
+    return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
+
+
 def overview_section(frame: pd.DataFrame, options: Options) -> Section:
     summary = model_summary(frame, options)
-    by_task = summarize(frame, ["model", "task"], (*HEADLINE, "accuracy"), reps=options.reps, seed=options.seed)
+    by_task = summarize(frame, ["model", "task"], (*HEADLINE, "accuracy", "normalized_score", "truncated", "unparsed"),
+                        reps=options.reps, seed=options.seed)
+    controls = controls_table(frame, options)
+    extra = (("negative_controls", controls),) if not controls.empty else ()
     # The models are named in the table below (their labels are outside text, escaped per cell), not in the prose.
     return Section("overview", "Per-model summary",
                    f"{len(frame)} docs re-scored from the sample logs of {frame['model'].nunique()} model(s) "
                    f"over {frame['task'].nunique()} task(s). Means with seeded bootstrap 95% CIs "
-                   f"({options.reps} resamples of the docs).",
-                   tables=(("summary_models", summary), ("by_task", by_task)))
+                   f"({options.reps} resamples of the docs). normalized_score: 0 = chance, 1 = perfect; truncated: "
+                   "the output ended while thinking or filled its budget without an answer; unparsed: no readable "
+                   "answer." + (" negative_controls: each control's own metric per length." if extra else ""),
+                   tables=(("summary_models", summary), ("by_task", by_task), *extra))
 
 
 def length_section(frame: pd.DataFrame, options: Options) -> Section | None:
