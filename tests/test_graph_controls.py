@@ -233,6 +233,7 @@ def test_shortcuts_cannot_tell_a_control_from_a_grid_row(rows):
 
 def test_lm_eval_reports_false_positive_rate_per_length(rows):
     task_name = rows[0]["task"]
+    rows = [{**r, "bins": True} for r in rows]  # per-length metrics: the bins switch
     outputs = [process_results(r, [nearest_pairs(r["prompt"], 1)], task_name) for r in rows]
     controls = [o for o, r in zip(outputs, rows, strict=True) if not r["answer_items"]]
     grid = [o for o, r in zip(outputs, rows, strict=True) if r["answer_items"]]

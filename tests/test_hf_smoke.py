@@ -50,7 +50,7 @@ def _lurch_executable() -> str:
 @pytest.fixture(scope="module")
 def eval_run(tiny_model, tmp_path_factory):
     out = tmp_path_factory.mktemp("hf_eval")
-    metadata = {"max_seq_lengths": list(TARGETS), "num_samples": 1}
+    metadata = {"max_seq_lengths": list(TARGETS), "num_samples": 1, "bins": True}  # per-length rows too
     argv = [
         _lurch_executable(), "eval",
         "--model", "hf",

@@ -146,7 +146,7 @@ def test_lm_eval_reports_not_found_accuracy_over_the_broken_docs_only(rows):
     assert metrics["not_found_accuracy"]["aggregation"].endswith("bin_mean")
     assert metrics["not_found_accuracy"]["higher_is_better"] is True
     family = get_family("implicit_hop")
-    group = group_yaml("implicit_hop", ["implicit_hop_depth"], family.version, family.extra_metrics)
+    group = group_yaml("implicit_hop", ["implicit_hop_depth"], family.version)
     assert "not_found_accuracy" not in {m["metric"] for m in group["aggregate_metric_list"]}  # NaN elsewhere
 
 

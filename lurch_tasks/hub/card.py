@@ -143,7 +143,7 @@ def _card_body(summaries: Sequence[ConfigSummary]) -> str:
     out += ["## Generation parameters", ""]
     for s in summaries:
         out += _generation_section(s)
-    out += _fingerprint_section() + _license_section(families) + _citation_section(families)
+    out += _scoring_section() + _fingerprint_section() + _license_section(families) + _citation_section(families)
     return "\n".join(out).rstrip("\n") + "\n"
 
 
@@ -262,6 +262,20 @@ def _reproduce_command(s: ConfigSummary) -> str:
     if meta["limit"]:
         parts += ["--limit", str(meta["limit"])]
     return " ".join(parts)
+
+
+def _scoring_section() -> list[str]:
+    return [
+        "## Headline score",
+        "",
+        "Each row's `normalized_score` is (score - chance) / (1 - chance): 0 is a uniform guess, 1 is perfect. A "
+        "task's headline is the mean over its rows (RECON: over question categories, each category's mean first), a "
+        "family's "
+        "the mean over its default tasks with equal weight per task, and the lm-eval umbrella `memory_drift` reports "
+        "`headline`, the mean over the four families with equal weight per family, whatever their row counts. Raw "
+        "`score` is reported beside it. Outputs are scored after reasoning blocks (`<think>`...) are removed.",
+        "",
+    ]
 
 
 def _fingerprint_section() -> list[str]:
