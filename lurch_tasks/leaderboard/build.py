@@ -394,7 +394,9 @@ def build(submissions: list[Path], out: Path, *, options: Options | None = None,
             "partial": _records(partial), "families": {family: _records(table) for family, table in families.items()},
             "lengths": _records(spans) if not spans.empty else []}
     files = {"leaderboard.md": markdown, "index.html": html, "leaderboard.json": json.dumps(data, indent=2) + "\n",
-             "leaderboard.csv": csv_text(overall), "partial.csv": csv_text(partial)}
+             "leaderboard.csv": csv_text(overall)}
+    if not partial.empty:
+        files["partial.csv"] = csv_text(partial)
     files.update({f"{family}.csv": csv_text(table) for family, table in families.items()})
     if not spans.empty:
         files["lengths.csv"] = csv_text(spans)
