@@ -189,10 +189,10 @@ def overall_table(entries: list[Entry], options: Options) -> pd.DataFrame:
 
 def partial_table(entries: list[Entry], standard: Comparability, options: Options) -> pd.DataFrame:
     """Every other submission: grouped by key (``group``), ranked only within its group, with its key and why it is
-    partial. Groups are ordered by key, widest task set first."""
+    partial. Groups are ordered by key: widest task set first, full before --limit."""
     if not entries:
         return pd.DataFrame()
-    keys = sorted({e.key for e in entries}, key=lambda k: (-len(k.tasks), k.label(), k.tasks))
+    keys = sorted({e.key for e in entries}, key=lambda k: (-len(k.tasks), k.coverage != "full", k.label(), k.tasks))
     parts = []
     for number, key in enumerate(keys, start=1):
         rows = [{**headline_row(e, options), "group": number, "tasks": ", ".join(key.tasks),
