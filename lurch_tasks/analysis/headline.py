@@ -41,14 +41,13 @@ def bootstrap(frame: pd.DataFrame, reps: int, seed: int) -> dict[str, tuple[floa
     """{"overall" and each family: (headline, 95% low, 95% high)}: docs resampled within each balance key."""
     groups = key_means(frame)
     draws: dict[str, np.ndarray] = {}
-    point: dict[str, float] = {}
     for family, keys in groups.items():
         per_key = [resample_means(values, reps, ("headline", family, key), seed)[:, 0] for key, values in keys.items()]
         draws[family] = np.mean(per_key, axis=0) if reps > 0 else np.empty(0)
-        point[family] = float(np.mean([values.mean() for values in keys.values()]))
+    point = family_headlines(frame)
     out = {family: (point[family], *_interval(draws[family])) for family in groups}
     total = np.mean([draws[f] for f in groups], axis=0) if groups and reps > 0 else np.empty(0)
-    out["overall"] = (float(np.mean(list(point.values()))) if point else float("nan"), *_interval(total))
+    out["overall"] = (overall(frame), *_interval(total))
     return out
 
 
