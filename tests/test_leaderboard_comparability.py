@@ -151,6 +151,10 @@ def test_family_balance_is_not_doc_weighting():
     assert boot["overall"][0] == 0.25 and boot["a"][0] == 0.5
     assert boot == headline.bootstrap(frame, 50, 0)  # seeded
     assert boot["overall"][1] <= 0.25 <= boot["overall"][2]
+    two = pd.concat([frame.assign(model="m1"), frame.assign(model="m2", normalized_score=1.0)])
+    rows = headline.table(two, 50, 0).set_index("model")
+    assert rows.loc["m1", "headline"] == 0.25 and rows.loc["m2", "headline"] == 1.0
+    assert rows.loc["m1", "headline:a"] == 0.5 and rows.loc["m1", "headline_lo"] <= 0.25
 
 
 def test_the_default_standard_is_memory_drift_in_full_from_the_registry():

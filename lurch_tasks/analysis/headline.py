@@ -51,6 +51,18 @@ def bootstrap(frame: pd.DataFrame, reps: int, seed: int) -> dict[str, tuple[floa
     return out
 
 
+def table(frame: pd.DataFrame, reps: int, seed: int) -> pd.DataFrame:
+    """One row per model: ``headline`` and ``headline:<family>``, each with ``_lo`` / ``_hi`` (``bootstrap``)."""
+    rows = []
+    for model, docs in frame.groupby("model", sort=True):
+        row: dict = {"model": model}
+        for name, (value, low, high) in bootstrap(docs, reps, seed).items():
+            column = "headline" if name == "overall" else f"headline:{name}"
+            row.update({column: value, f"{column}_lo": low, f"{column}_hi": high})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def by_length(frame: pd.DataFrame) -> dict[int, float]:
     """{length bin: the overall headline of the docs in that bin} (RULER-style columns)."""
     return {int(length): overall(rows) for length, rows in frame.groupby("length", sort=True)}
