@@ -5,6 +5,7 @@ revision of it (a tie), the random baseline, a --limit subset, another task set 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -110,6 +111,9 @@ def test_only_like_with_like_is_ranked_together(board):
     assert "## Ranked: 2 tasks, full" in markdown and "## Partial" in markdown and "one\\-task" in markdown
     html = (board["out"] / "index.html").read_text()
     assert 'id="table-overall"' in html and 'id="table-partial"' in html and "misses 1 of 2 standard" in html
+    columns = re.findall(r'data-column="([^"]+)"', html)
+    assert {"headline", "headline:implicit_hop", "headline:graph_reconstruction"} <= set(columns)
+    assert not [c for c in columns if c.endswith(("_lo", "_hi"))]  # a CI is shown in its number's cell
     assert "one-task" in (board["out"] / "partial.csv").read_text()
     assert "one-task" not in (board["out"] / "leaderboard.csv").read_text()
     assert "## Partial" in board["text"] and "one\\-task" in board["text"]

@@ -279,7 +279,7 @@ def _number(name: str, label: str, higher: bool | None, help_text: str = "") -> 
 
 
 def _headline_columns(table: pd.DataFrame) -> list[Column]:
-    families = sorted(c for c in table.columns if c.startswith(f"{HEADLINE}:"))
+    families = sorted(c for c in table.columns if c.startswith(f"{HEADLINE}:") and not c.endswith(("_lo", "_hi")))
     lengths = sorted((c for c in table.columns if c.startswith(f"{HEADLINE}@")), key=lambda c: int(c.split("@")[1]))
     return [_number(HEADLINE, "headline", True, "family-balanced, chance 0, perfect 1; 95% bootstrap CI"),
             *(_number(c, c.split(":", 1)[1], True, "family headline") for c in families),
