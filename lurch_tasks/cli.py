@@ -390,12 +390,13 @@ def cmd_leaderboard_build(args: argparse.Namespace) -> int:
     _require_report_extra()
     from .analysis.report import Options
     from .core.text import printable
-    from .leaderboard.build import build
+    from .leaderboard.build import build, standard_key
 
+    standard = standard_key(tuple(name.strip() for name in args.standard.split(",") if name.strip()))
     verdicts, table = build([Path(p) for p in args.submissions], Path(args.out),
                             options=Options(reps=args.bootstrap, seed=args.seed), overwrite=args.overwrite,
                             progress=None if args.quiet else lambda message: print(message, file=sys.stderr),
-                            workers=args.num_proc)
+                            workers=args.num_proc, standard=standard)
     for verdict in verdicts:
         if not verdict.ok:
             print(f"lurch: note: {printable(verdict.submission)} is left out: {verdict.problems[0]}"
@@ -597,9 +598,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="worker processes that regenerate docs (default 2; the verdict does not depend on it)")
     q.add_argument("--quiet", action="store_true", help="no progress bar")
     q.set_defaults(func=cmd_leaderboard_validate)
-    q = board.add_parser("build", help="validate submissions and rank those that pass: overall and per family, by "
-                         "memory drift, with bootstrap CIs, drift onset and effective length; writes leaderboard.md, "
-                         "CSV, JSON and a sortable index.html")
+    q = board.add_parser("build", help="validate submissions and rank those that pass: those covering the standard "
+                         "in full by the family-balanced headline, the others in a partial table; bootstrap CIs, per "
+                         "family and per length, effective length; writes leaderboard.md, CSV, JSON and a sortable "
+                         "index.html")
     q.add_argument("submissions", nargs="+", metavar="SUB", help="submission folder, .zip or .tar.gz")
     q.add_argument("--out", required=True, help="output folder (new or empty; or one a build wrote, with --overwrite)")
     q.add_argument("--bootstrap", type=_non_negative, default=1000, metavar="N", help="bootstrap resamples (default "
@@ -607,6 +609,8 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--seed", type=_non_negative, default=0, help="bootstrap seed (default 0)")
     q.add_argument("--overwrite", action="store_true", help="replace the files of an earlier build in --out")
     q.add_argument("--num-proc", type=_positive, default=2, metavar="N", help="worker processes that regenerate docs")
+    q.add_argument("--standard", default="memory_drift", metavar="TASKS", help="comma-separated tasks or groups "
+                   "ranked in the main table when covered in full (default memory_drift: its default grid)")
     q.add_argument("--quiet", action="store_true", help="no progress lines")
     q.set_defaults(func=cmd_leaderboard_build)
     q = board.add_parser("private-seed", help="print the submission.json fields (masked seed, SHA-256) of the private "

@@ -338,6 +338,7 @@ def build_board(valid: Path, made: dict[str, Path], work: Path, timeout: float) 
     if code == 0:
         board = json.loads((out / "leaderboard.json").read_text())
         print("\nrows (model, revision):", [(r["model"], r.get("revision")) for r in board["overall"]])
+        print("partial rows (model, revision):", [(r["model"], r.get("revision")) for r in board.get("partial", [])])
         families = {f: [(r["model"], r.get("revision")) for r in rows] for f, rows in board["families"].items()}
         print("recon family rows:", families.get("recon"))
 

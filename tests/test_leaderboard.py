@@ -197,11 +197,16 @@ def test_build_ranks_valid_submissions_only_and_the_page_sorts(submission, tmp_p
     assert "is left out: memory_drift_edge: results claim f1 = 0.99" in done.stderr
     assert "2 of 3 submissions passed validation" in done.stdout
     board = json.loads((out / "leaderboard.json").read_text())
-    assert [row["model"] for row in board["overall"]] == ["lurch-solver", "lurch-random"]  # lower drift first
-    assert [row["rank"] for row in board["overall"]] == [1, 2] and board["overall"][0]["memory_drift"] == 0.0
-    assert board["overall"][0]["coverage"] == "subset" and board["overall"][0]["seed"] == "public"
-    assert set(board["families"]) == {"find_the_origin", "graph_reconstruction", "implicit_hop", "recon"}
-    assert "tampered" not in (out / "leaderboard.md").read_text() and "| 1 | lurch\\-solver | " in (
+    # --limit runs are not the standard (memory_drift in full): one group of the partial table, ranked within it
+    assert board["overall"] == [] and board["families"] == {}
+    assert [row["model"] for row in board["partial"]] == ["lurch-solver", "lurch-random"]  # higher headline first
+    assert [(row["group"], row["rank"]) for row in board["partial"]] == [(1, 1), (1, 2)]
+    assert board["partial"][0]["memory_drift"] == 0.0 and board["partial"][0]["headline"] == 1.0
+    assert board["partial"][0]["coverage"] == f"--limit {LIMIT}" and board["partial"][0]["seed"] == "public"
+    assert board["partial"][0]["partial_because"] == f"coverage --limit {LIMIT}, the standard's is full"
+    assert {k.split(":")[1] for k in board["partial"][0] if k.startswith("headline:") and not k.endswith(
+        ("_lo", "_hi"))} == {"find_the_origin", "graph_reconstruction", "implicit_hop", "recon"}
+    assert "tampered" not in (out / "leaderboard.md").read_text() and "| 1 | 1 | lurch\\-solver | " in (
         out / "leaderboard.md").read_text()
     pushed = run("leaderboard", "push", str(out), "--repo-id", "org/board", "--dry-run")
     assert pushed.returncode == 0 and "would upload index.html" in pushed.stdout
@@ -213,15 +218,15 @@ def test_build_ranks_valid_submissions_only_and_the_page_sorts(submission, tmp_p
     check = check_page(out / "index.html", tmp_path / "board.png", width=1200, height=900)
     assert check.console_errors == [] and check.screenshot_size == (1200, 900)
     assert "lurch-solver" in check.text and "lurch-random" in check.text
-    models = "[...document.querySelectorAll('#table-overall tbody tr')].map(r => r.querySelector('td:nth-child(2)')" \
+    models = "[...document.querySelectorAll('#table-partial tbody tr')].map(r => r.querySelector('td:nth-child(3)')" \
              ".textContent)"
     with open_page(out / "index.html", width=1200, height=900) as page:
         assert page.evaluate(models) == ["lurch-solver", "lurch-random"]
-        page.click("#table-overall th[data-column='score'] button")  # higher is better: best first
+        page.click("#table-partial th[data-column='score'] button")  # higher is better: best first
         assert page.evaluate(models) == ["lurch-solver", "lurch-random"]
-        page.click("#table-overall th[data-column='score'] button")  # again: reversed
+        page.click("#table-partial th[data-column='score'] button")  # again: reversed
         assert page.evaluate(models) == ["lurch-random", "lurch-solver"]
-        page.click("#table-overall th[data-column='model'] button")  # text: alphabetical
+        page.click("#table-partial th[data-column='model'] button")  # text: alphabetical
         assert page.evaluate(models) == ["lurch-random", "lurch-solver"]
         assert page.console_errors == []
 

@@ -6,6 +6,7 @@ written inert; the doc cache cannot be edited into vouching for a tampered doc."
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import lzma
@@ -27,7 +28,7 @@ from test_leaderboard import SUBMISSION, run
 from lurch_tasks.core.registry import get_task
 from lurch_tasks.harness import doc_cache
 from lurch_tasks.leaderboard import submission as submission_module
-from lurch_tasks.leaderboard.build import build
+from lurch_tasks.leaderboard.build import build, standard_key
 from lurch_tasks.leaderboard.validate import task_problem, validate
 
 pytestmark = pytest.mark.slow
@@ -311,7 +312,8 @@ def test_the_board_is_built_from_the_valid_ones_with_identity_and_inert_text(val
     _bomb(bomb)
     twin = copy(valid, tmp_path, "twin")
     out = tmp_path / "board"
-    verdicts, table = build([valid, other, evil, planted, broken, bomb, twin], out)
+    standard = dataclasses.replace(standard_key(tuple(TASKS)), coverage="--limit 2")  # rank these together
+    verdicts, table = build([valid, other, evil, planted, broken, bomb, twin], out, standard=standard)
     assert [v.ok for v in verdicts] == [True, True, True, False, False, False, False]
     for verdict in verdicts[3:]:
         assert len(verdict.problems) >= 1 and verdict.problems[0].isprintable()
@@ -336,6 +338,12 @@ def test_the_board_is_built_from_the_valid_ones_with_identity_and_inert_text(val
     assert files["leaderboard.md"].count("| evil") == 1 + len(board["families"]) + len(board["lengths"]) // 3
     assert "<b>x</b>" not in files["index.html"] and "&lt;b&gt;x&lt;/b&gt;" in files["index.html"]
     assert "forged" in table and "\n| 0 | forged" not in table
+    partial = tmp_path / "partial-board"  # the default standard: the same text lands in the partial table, inert too
+    build([valid, evil], partial)
+    files = {path.name: path.read_text(encoding="utf-8") for path in partial.iterdir() if path.is_file()}
+    assert "'=HYPERLINK" in files["partial.csv"] and ",=HYPERLINK" not in files["partial.csv"]
+    assert not any(ESC in text or "\u202e" in text for text in files.values())
+    assert "<b>x</b>" not in files["index.html"] and "&lt;b&gt;x&lt;/b&gt;" in files["index.html"]
 
 
 def test_cli_output_is_inert_and_a_missing_submission_is_named(valid, tmp_path):

@@ -4,9 +4,15 @@ Only submissions that pass ``validate`` appear; each is unpacked once, and one t
 its reason while the board is built from the others. Each is re-scored from its raw outputs (``analysis.frame``), so
 the table never shows a claimed number. A model is its (name, revision) in every table: two revisions are two rows.
 Text from submissions is written inert: control characters escaped everywhere, Markdown cells escaped, CSV cells
-never start a formula (the HTML page escapes its own). Ranking is by the headline memory drift (lower is better),
-overall and per family; equal values at the shown precision share a rank, marked ``=``. Every number carries a
-seeded bootstrap 95% CI, and drift onset / effective length come from the same code as ``lurch report``.
+never start a formula (the HTML page escapes its own).
+
+Like with like: a submission's ``Comparability`` key is (the lm-eval tasks its docs cover, full or ``--limit N``, the
+lurch-tasks version, each covered family's version), read from what the docs prove. Only submissions whose key is the
+board's standard (default: the umbrella ``memory_drift`` at its default grid, in full, under this release) are ranked
+in the main table; every other one goes to the partial table, grouped by key, ranked only within its group, with its
+key and the reason it is partial. Ranking is by the family-balanced headline (``analysis.headline``, higher is
+better); equal values at the shown precision share a rank, marked ``=``. Every number carries a seeded bootstrap 95%
+CI, and drift onset / effective length come from the same code as ``lurch report``.
 """
 
 from __future__ import annotations
@@ -21,20 +27,89 @@ from pathlib import Path
 import pandas as pd
 
 from .. import __version__
+from ..analysis import headline
 from ..analysis.frame import load_runs
 from ..analysis.render import markdown_table
 from ..analysis.report import Options, length_table
 from ..analysis.runs import find_runs
 from ..analysis.stats import summarize
 from ..core.files import check_owned_folder, owned_files, write_owned_folder
+from ..core.registry import get_family, get_task
 from ..core.text import csv_cell, markdown_cell, printable
 from .html import Column, LeaderboardTable, render_index
-from .validate import Verdict, validate_and_load
+from .validate import UMBRELLA, Verdict, expand_tasks, validate_and_load
 
-HEADLINE = ("memory_drift", "score", "precision", "recall", "f1")
+METRICS = ("memory_drift", "score", "precision", "recall", "f1")
+HEADLINE = "headline"
 MANIFEST = ".lurch-leaderboard.json"
 TOOL = "lurch leaderboard build"
 RANK_DIGITS = 3
+MAX_NAMED = 4  # tasks named in a partial row's reason
+
+
+@dataclass(frozen=True)
+class Comparability:
+    """What must be equal for two submissions to be ranked together: the lm-eval tasks covered, how (``full``, or
+    ``--limit N``: the first N docs of each task), the lurch-tasks version and each covered family's version."""
+
+    tasks: tuple[str, ...]
+    coverage: str
+    lurch_tasks_version: str
+    family_versions: tuple[tuple[str, str], ...]
+
+    def versions(self) -> str:
+        families = ", ".join(f"{family} {version}" for family, version in self.family_versions)
+        return f"lurch-tasks {self.lurch_tasks_version} ({families})"
+
+    def label(self) -> str:
+        return f"{len(self.tasks)} tasks, {self.coverage}, {self.versions()}"
+
+
+def standard_key(names: tuple[str, ...] = (UMBRELLA,)) -> Comparability:
+    """The board's standard: ``names`` (tasks or groups; default the umbrella ``memory_drift`` at its default grid,
+    taken from the registry) in full under this lurch-tasks and the installed family versions."""
+    tasks, unknown = expand_tasks(names)
+    if unknown or not tasks:
+        raise ValueError(f"standard: {', '.join(map(repr, unknown)) or 'no task'}; allowed: lurch-tasks task or "
+                         "group names")
+    families = sorted({get_task(task).family for task in tasks})
+    return Comparability(tuple(tasks), "full", __version__,
+                         tuple((family, get_family(family).version) for family in families))
+
+
+def entry_key(verdict: Verdict) -> Comparability:
+    """A validated submission's key from what its docs prove (tasks logged, how many docs of each, the docs'
+    family versions), not from what ``submission.json`` claims; only the package version comes from the metadata
+    (the validator refuses any other)."""
+    proven = verdict.proof.tasks
+    short = [logged for _, logged, size in proven if logged < size]
+    coverage = "full" if not short else f"--limit {max(short)}"
+    return Comparability(tuple(task for task, _, _ in proven), coverage,
+                         str(verdict.metadata["lurch_tasks_version"]), verdict.proof.family_versions)
+
+
+def partial_reasons(key: Comparability, standard: Comparability) -> str:
+    """Why a submission is not ranked with the standard: every way its key differs."""
+    reasons = []
+    missing = sorted(set(standard.tasks) - set(key.tasks))
+    extra = sorted(set(key.tasks) - set(standard.tasks))
+    if missing:
+        reasons.append(f"misses {len(missing)} of {len(standard.tasks)} standard tasks ({_named(missing)})")
+    if extra:
+        reasons.append(f"covers tasks outside the standard ({_named(extra)})")
+    if key.coverage != standard.coverage:
+        reasons.append(f"coverage {key.coverage}, the standard's is {standard.coverage}")
+    if key.lurch_tasks_version != standard.lurch_tasks_version:
+        reasons.append(f"lurch-tasks {key.lurch_tasks_version}, the standard's is {standard.lurch_tasks_version}")
+    wanted = dict(standard.family_versions)
+    for family, version in key.family_versions:
+        if family in wanted and wanted[family] != version:
+            reasons.append(f"{family} {version}, the standard's is {wanted[family]}")
+    return "; ".join(reasons) or "equal key"
+
+
+def _named(tasks: list[str]) -> str:
+    return ", ".join(tasks[:MAX_NAMED]) + (f" and {len(tasks) - MAX_NAMED} more" if len(tasks) > MAX_NAMED else "")
 
 
 @dataclass(frozen=True)
@@ -45,6 +120,10 @@ class Entry:
     @property
     def name(self) -> str:
         return self.verdict.metadata["model"]["name"]
+
+    @property
+    def key(self) -> Comparability:
+        return entry_key(self.verdict)
 
 
 def identity(model: dict) -> str:
@@ -72,38 +151,85 @@ def load_entry(verdict: Verdict, folder: Path) -> Entry:
     return Entry(verdict, frame.assign(model=identity(verdict.metadata["model"])))
 
 
-def ranked(table: pd.DataFrame, by: str = "memory_drift") -> pd.DataFrame:
-    """Rows sorted by ``by`` (lower is better) with ``rank`` and ``tie`` (equal at the shown precision)."""
-    table = table.sort_values([by, "model"], kind="stable").reset_index(drop=True)
+def ranked(table: pd.DataFrame, by: str = HEADLINE, higher_is_better: bool = True) -> pd.DataFrame:
+    """Rows sorted best first by ``by`` with ``rank`` and ``tie`` (equal at the shown precision)."""
+    if table.empty:
+        return table.assign(rank=pd.Series(dtype=int), tie=pd.Series(dtype=bool))
     shown = table[by].round(RANK_DIGITS)
-    ranks = shown.rank(method="min").astype(int)
+    table = table.assign(_order=-shown if higher_is_better else shown).sort_values(["_order", "model"], kind="stable")
+    table = table.drop(columns=["_order"]).reset_index(drop=True)
+    shown = table[by].round(RANK_DIGITS)
+    ranks = shown.rank(method="min", ascending=not higher_is_better).astype(int)
     ties = shown.duplicated(keep=False)
     return table.assign(rank=ranks, tie=ties)
 
 
+def headline_row(entry: Entry, options: Options) -> dict:
+    """One submission's numbers: the family-balanced headline with its CI, each family's headline, the headline per
+    length bin, and the raw metrics (memory drift, score, F1 ...) with theirs."""
+    frame = entry.frame
+    row = summarize(frame, ["model"], METRICS, reps=options.reps, seed=options.seed).iloc[0].to_dict()
+    for name, (value, low, high) in headline.bootstrap(frame, options.reps, options.seed).items():
+        column = HEADLINE if name == "overall" else f"{HEADLINE}:{name}"
+        row.update({column: value, f"{column}_lo": low, f"{column}_hi": high})
+    row.update({f"{HEADLINE}@{length}": value for length, value in headline.by_length(frame).items()})
+    meta = entry.verdict.metadata
+    row.update({"seed": _seed_label(meta), "coverage": entry.key.coverage, "docs": entry.verdict.docs,
+                "lm_eval_model": printable(meta["run"]["lm_eval_model"]), "date": printable(meta["date"])})
+    return row
+
+
 def overall_table(entries: list[Entry], options: Options) -> pd.DataFrame:
-    rows = []
-    for entry in entries:
-        summary = summarize(entry.frame, ["model"], HEADLINE, reps=options.reps, seed=options.seed).iloc[0].to_dict()
-        families = summarize(entry.frame, ["family"], ("score",), reps=0, seed=options.seed)
-        meta = entry.verdict.metadata
-        summary.update({"seed": _seed_label(meta), "coverage": "subset" if meta.get("subset") else "full",
-                        "docs": entry.verdict.docs, "lm_eval_model": printable(meta["run"]["lm_eval_model"]),
-                        "date": printable(meta["date"])})
-        summary.update({f"score:{row['family']}": row["score"] for _, row in families.iterrows()})
-        rows.append(summary)
-    table = with_revision(ranked(pd.DataFrame(rows)).drop(columns=["n"]))
-    first = ["rank", "tie", "model", "revision", "seed", "coverage"]
-    return table[first + [c for c in table.columns if c not in first]]
+    """The main table: submissions whose key is the standard, ranked by the headline (higher is better)."""
+    if not entries:
+        return pd.DataFrame()
+    table = with_revision(ranked(pd.DataFrame([headline_row(e, options) for e in entries])).drop(columns=["n"]))
+    return _ordered(table, ["rank", "tie", "model", "revision", "seed", "coverage"])
+
+
+def partial_table(entries: list[Entry], standard: Comparability, options: Options) -> pd.DataFrame:
+    """Every other submission: grouped by key (``group``), ranked only within its group, with its key and why it is
+    partial. Groups are ordered by key: widest task set first, full before --limit."""
+    if not entries:
+        return pd.DataFrame()
+    keys = sorted({e.key for e in entries}, key=lambda k: (-len(k.tasks), k.coverage != "full", k.label(), k.tasks))
+    parts = []
+    for number, key in enumerate(keys, start=1):
+        rows = [{**headline_row(e, options), "group": number, "tasks": ", ".join(key.tasks),
+                 "versions": key.versions(), "partial_because": partial_reasons(key, standard)}
+                for e in entries if e.key == key]
+        parts.append(ranked(pd.DataFrame(rows)))
+    table = with_revision(pd.concat(parts, ignore_index=True).drop(columns=["n"]))
+    return _ordered(table, ["group", "rank", "tie", "model", "revision", "seed", "coverage", "partial_because"],
+                    last=["tasks", "versions"])
+
+
+def _ordered(table: pd.DataFrame, first: list[str], last: tuple[str, ...] | list[str] = ()) -> pd.DataFrame:
+    """Columns: ``first``, the headline, its families and lengths, the raw metrics, the rest, then ``last``."""
+    heads = [HEADLINE, f"{HEADLINE}_lo", f"{HEADLINE}_hi"]
+    families = sorted(c for c in table.columns if c.startswith(f"{HEADLINE}:"))
+    lengths = sorted((c for c in table.columns if c.startswith(f"{HEADLINE}@")), key=lambda c: int(c.split("@")[1]))
+    lead = [*first, *heads, *families, *lengths]
+    middle = [c for c in table.columns if c not in lead and c not in last]
+    return table[lead + middle + list(last)]
 
 
 def family_tables(entries: list[Entry], options: Options) -> dict[str, pd.DataFrame]:
+    """Per family, the main table's submissions ranked by the family headline (higher is better)."""
+    if not entries:
+        return {}
     frame = pd.concat([entry.frame for entry in entries], ignore_index=True)
     tables = {}
     for family, rows in frame.groupby("family", sort=True):
-        table = with_revision(ranked(summarize(rows, ["model"], HEADLINE, reps=options.reps, seed=options.seed)))
-        first = ["rank", "tie", "model", "revision"]
-        tables[family] = table[first + [c for c in table.columns if c not in first]]
+        table = summarize(rows, ["model"], METRICS, reps=options.reps, seed=options.seed)
+        heads = {model: headline.bootstrap(docs, options.reps, options.seed)[family]
+                 for model, docs in rows.groupby("model", sort=True)}
+        table = table.assign(**{HEADLINE: [heads[m][0] for m in table["model"]],
+                                f"{HEADLINE}_lo": [heads[m][1] for m in table["model"]],
+                                f"{HEADLINE}_hi": [heads[m][2] for m in table["model"]]})
+        table = with_revision(ranked(table))
+        first = ["rank", "tie", "model", "revision", HEADLINE, f"{HEADLINE}_lo", f"{HEADLINE}_hi"]
+        tables[str(family)] = table[first + [c for c in table.columns if c not in first]]
     return tables
 
 
@@ -152,21 +278,36 @@ def _number(name: str, label: str, higher: bool | None, help_text: str = "") -> 
     return Column(name, label, "number", higher, help_text)
 
 
-def _html_tables(overall: pd.DataFrame, families: dict[str, pd.DataFrame], spans: pd.DataFrame) -> list:
-    family_columns = sorted(c for c in overall.columns if c.startswith("score:"))
-    tables = [LeaderboardTable("overall", "Overall", (
-        Column("rank", "rank", "rank", False), Column("model", "model", "text", None),
-        Column("revision", "revision", "text", None), Column("seed", "seed", "text", None, "public or private seed"),
-        Column("coverage", "coverage", "text", None, "full, or a declared --limit subset"),
-        _number("memory_drift", "memory drift", False, "lower is better; 95% bootstrap CI"),
-        _number("score", "score", True), _number("f1", "F1", True),
-        *(_number(c, c.split(":", 1)[1], True, "family score") for c in family_columns),
-        _number("docs", "docs", None)), tuple(_records(overall)))]
+def _headline_columns(table: pd.DataFrame) -> list[Column]:
+    families = sorted(c for c in table.columns if c.startswith(f"{HEADLINE}:") and not c.endswith(("_lo", "_hi")))
+    lengths = sorted((c for c in table.columns if c.startswith(f"{HEADLINE}@")), key=lambda c: int(c.split("@")[1]))
+    return [_number(HEADLINE, "headline", True, "family-balanced, chance 0, perfect 1; 95% bootstrap CI"),
+            *(_number(c, c.split(":", 1)[1], True, "family headline") for c in families),
+            *(_number(c, c.split("@", 1)[1], True, "headline of the docs in this length bin (tokens)")
+              for c in lengths),
+            _number("memory_drift", "memory drift", False, "lower is better"), _number("score", "raw score", True),
+            _number("f1", "F1", True), _number("docs", "docs", None)]
+
+
+def _html_tables(overall: pd.DataFrame, partial: pd.DataFrame, families: dict[str, pd.DataFrame],
+                 spans: pd.DataFrame, standard: Comparability) -> list:
+    who = [Column("model", "model", "text", None), Column("revision", "revision", "text", None),
+           Column("seed", "seed", "text", None, "public or private seed"),
+           Column("coverage", "coverage", "text", None, "full, or the first N docs of each task (--limit N)")]
+    tables = [LeaderboardTable("overall", f"Ranked: {standard.label()}", (
+        Column("rank", "rank", "rank", False), *who, *_headline_columns(overall)), tuple(_records(overall)))]
+    if not partial.empty:
+        tables.append(LeaderboardTable("partial", "Partial: not ranked against the table above", (
+            Column("group", "group", "number", None, "submissions with equal keys; ranked within their group"),
+            Column("rank", "rank", "rank", False), *who,
+            Column("partial_because", "partial because", "text", None), *_headline_columns(partial),
+            Column("tasks", "tasks", "text", None), Column("versions", "versions", "text", None)),
+            tuple(_records(partial))))
     for family, table in families.items():
         tables.append(LeaderboardTable(f"family-{family}", family, (
             Column("rank", "rank", "rank", False), Column("model", "model", "text", None),
-            Column("revision", "revision", "text", None),
-            _number("memory_drift", "memory drift", False), _number("score", "score", True),
+            Column("revision", "revision", "text", None), _number(HEADLINE, "headline", True),
+            _number("memory_drift", "memory drift", False), _number("score", "raw score", True),
             _number("precision", "precision", True), _number("recall", "recall", True), _number("f1", "F1", True),
             _number("n", "docs", None)), tuple(_records(table))))
     if not spans.empty:
@@ -180,16 +321,14 @@ def _html_tables(overall: pd.DataFrame, families: dict[str, pd.DataFrame], spans
 
 
 def _records(table: pd.DataFrame) -> list[dict]:
+    if table.empty:
+        return []
     return [{key: (None if isinstance(value, float) and math.isnan(value) else value) for key, value in row.items()}
             for row in json.loads(table.to_json(orient="records"))]
 
 
-def build(submissions: list[Path], out: Path, *, options: Options | None = None, overwrite: bool = False,
-          progress: Callable[[str], None] | None = None, workers: int = 1) -> tuple[list[Verdict], str]:
-    """Validate every submission, rank those that pass, write the board into ``out``; return every verdict and the
-    overall table as Markdown."""
-    options = options or Options()
-    check_owned_folder(out, overwrite, MANIFEST, TOOL)
+def _validated(submissions: list[Path], progress, workers: int) -> tuple[list[Verdict], list[Entry]]:
+    """Every submission's verdict and the entries of those that pass (one per model and revision)."""
     verdicts, entries = [], []
     for path in submissions:
         if progress is not None:
@@ -211,30 +350,62 @@ def build(submissions: list[Path], out: Path, *, options: Options | None = None,
         more = f" (and {len(verdicts) - 1} more left out)" if len(verdicts) > 1 else ""
         raise ValueError(f"submissions: none passed validation{why}{more}; allowed: at least one valid submission "
                          "(see `lurch leaderboard validate`)")
-    overall = overall_table(entries, options)
-    families = family_tables(entries, options)
+    return verdicts, entries
+
+
+SHORT = ["rank", "model", "revision", "seed", "coverage", *[f"{m}{suffix}" for m in (HEADLINE, "memory_drift")
+                                                            for suffix in ("", "_lo", "_hi")], "docs"]
+
+
+def build(submissions: list[Path], out: Path, *, options: Options | None = None, overwrite: bool = False,
+          progress: Callable[[str], None] | None = None, workers: int = 1,
+          standard: Comparability | None = None) -> tuple[list[Verdict], str]:
+    """Validate every submission, rank those that pass, write the board into ``out``; return every verdict and the
+    main and partial tables as Markdown. ``standard``: the key ranked in the main table (default ``standard_key()``:
+    ``memory_drift`` in full)."""
+    options = options or Options()
+    standard = standard or standard_key()
+    check_owned_folder(out, overwrite, MANIFEST, TOOL)
+    verdicts, entries = _validated(submissions, progress, workers)
+    main = [entry for entry in entries if entry.key == standard]
+    others = [entry for entry in entries if entry.key != standard]
+    overall = overall_table(main, options)
+    partial = partial_table(others, standard, options)
+    families = family_tables(main, options)
     spans = lengths(entries, options)
-    markdown = "\n\n".join([f"# lurch-tasks leaderboard\n\nlurch-tasks {__version__}; ranked by memory drift (lower "
-                            "is better); 95% bootstrap CIs.", "## Overall", markdown_text(display(overall))]
-                           + [f"## {family}\n\n{markdown_text(display(table))}" for family, table in families.items()]
-                           + ([f"## Drift onset and effective length\n\n{markdown_text(spans)}"]
-                              if not spans.empty else [])) + "\n"
+    rule = ("Ranked by the headline: per doc (score - chance) / (1 - chance), averaged with equal weight per task "
+            "(RECON: per question category) within a family, then with equal weight per family; higher is better, "
+            "= marks a tie at the shown precision, 95% bootstrap CIs over docs.")
+    ranked_title = f"## Ranked: {standard.label()}"
+    partial_title = "## Partial (not ranked against the table above; ranked only within a group of equal keys)"
+    main_text = markdown_text(display(overall)) if not overall.empty else "No submission covers the standard."
+    markdown = "\n\n".join([f"# lurch-tasks leaderboard\n\nlurch-tasks {__version__}. {rule}", ranked_title,
+                             main_text]
+                            + ([partial_title, markdown_text(display(partial))] if not partial.empty else [])
+                            + [f"## {family}\n\n{markdown_text(display(table))}" for family, table in families.items()]
+                            + ([f"## Drift onset and effective length\n\n{markdown_text(spans)}"]
+                               if not spans.empty else [])) + "\n"
     html = render_index("lurch-tasks leaderboard", f"Validated submissions, re-scored from their raw outputs "
-                        f"(lurch-tasks {__version__}). Ranked by memory drift, lower is better; = marks a tie. "
-                        "Click a column header to sort.", _html_tables(overall, families, spans))
-    data = {"lurch_tasks_version": __version__, "overall": _records(overall),
-            "families": {family: _records(table) for family, table in families.items()},
+                        f"(lurch-tasks {__version__}). {rule} Only submissions with the standard's key (tasks covered, "
+                        "full or --limit, lurch-tasks and family versions) are ranked together; the others are in the "
+                        "partial table. Click a column header to sort.",
+                        _html_tables(overall, partial, families, spans, standard))
+    data = {"lurch_tasks_version": __version__, "standard": dataclasses.asdict(standard), "overall": _records(overall),
+            "partial": _records(partial), "families": {family: _records(table) for family, table in families.items()},
             "lengths": _records(spans) if not spans.empty else []}
     files = {"leaderboard.md": markdown, "index.html": html, "leaderboard.json": json.dumps(data, indent=2) + "\n",
              "leaderboard.csv": csv_text(overall)}
+    if not partial.empty:
+        files["partial.csv"] = csv_text(partial)
     files.update({f"{family}.csv": csv_text(table) for family, table in families.items()})
     if not spans.empty:
         files["lengths.csv"] = csv_text(spans)
     write_owned_folder(out, {name: text.encode("utf-8") for name, text in files.items()}, MANIFEST, TOOL,
                        __version__)
-    short = ["rank", "model", "revision", "seed", "coverage", *[f"{m}{suffix}" for m in ("memory_drift", "score", "f1")
-                                                      for suffix in ("", "_lo", "_hi")], "docs"]
-    return verdicts, markdown_text(display(overall)[short])
+    summary = [ranked_title, main_text if overall.empty else markdown_text(display(overall)[SHORT])]
+    if not partial.empty:
+        summary += [partial_title, markdown_text(display(partial)[["group", *SHORT, "partial_because"]])]
+    return verdicts, "\n\n".join(summary)
 
 
 def board_files(folder: Path) -> list[str]:

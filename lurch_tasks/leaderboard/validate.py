@@ -46,6 +46,15 @@ T = TypeVar("T")
 
 
 @dataclass(frozen=True)
+class Proof:
+    """What the logged docs themselves show, whatever ``submission.json`` claims: per lm-eval task the distinct doc
+    indices logged and the docs the task has, and every (family, family_version) the docs carry."""
+
+    tasks: tuple[tuple[str, int, int], ...] = ()
+    family_versions: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
 class Verdict:
     submission: str
     problems: tuple[str, ...]
@@ -54,6 +63,7 @@ class Verdict:
     tasks: tuple[str, ...] = ()
     docs: int = 0
     run_folders: tuple[str, ...] = ()
+    proof: Proof = field(default_factory=Proof)
 
     @property
     def ok(self) -> bool:
@@ -275,8 +285,10 @@ def _validate_folder(name: str, folder: Path, progress, workers: int, where: lis
     foreign: set[str] = set()
     docs = 0
     pending: list[Pending] = []
+    versions: set[tuple[str, str]] = set()
     for sample in iter_samples(runs, foreign):
         where[:] = [sample.source]
+        versions.add((str(sample.doc.get("family")), str(sample.doc.get("family_version"))))
         problem, counted = _sample_problem(sample, seen, seed, secret, pending, tallies)
         where.clear()  # errors between samples (reading the next line) name their file themselves
         problems += [problem] if problem is not None else []
@@ -290,7 +302,20 @@ def _validate_folder(name: str, folder: Path, progress, workers: int, where: lis
     problems += _coverage_problems(tasks, tallies, subset, metadata, claims)
     problems += _claim_problems(runs, claims, tallies)
     return Verdict(name, tuple(problems), metadata, models[0] if len(models) == 1 else ", ".join(models),
-                   tuple(tasks), docs, tuple(str(run.folder) for run in runs))
+                   tuple(tasks), docs, tuple(str(run.folder) for run in runs),
+                   Proof(_proven_tasks(tallies, metadata["seed"]), tuple(sorted(versions))))
+
+
+def _proven_tasks(tallies: dict[str, _TaskTally], seed: int) -> tuple[tuple[str, int, int], ...]:
+    """(task, distinct indices logged, docs in the task) for every logged task this package registers."""
+    proven = []
+    for task, tally in sorted(tallies.items()):
+        try:
+            size = task_size(dataclasses.replace(get_task(task), seed=seed))
+        except ValueError:
+            continue  # not a task of this package: already a problem
+        proven.append((task, len(tally.indices), size))
+    return tuple(proven)
 
 
 def _sample_problem(sample, seen: set, seed: int, secret: int | None, pending: list[Pending],

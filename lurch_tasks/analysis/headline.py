@@ -1,0 +1,72 @@
+"""The headline of one model from its re-scored frame (``analysis.frame``), written once for `lurch report` and the
+leaderboard.
+
+A family's headline is the mean over its balance keys (the task; RECON: the question category) of the mean
+``normalized_score`` of that key's docs; the overall headline is the unweighted mean of the family headlines, so no
+family counts more for having more docs. Higher is better: 0 is chance, 1 perfect. The bootstrap resamples docs within
+each balance key (``analysis.stats``), seeded by (seed, family, key), and recomputes the same two means.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .stats import interval, resample_means
+
+SCORE = "normalized_score"
+
+
+def key_means(frame: pd.DataFrame) -> dict[str, dict[str, np.ndarray]]:
+    """{family: {balance_key: the normalised scores of its docs}}, in sorted order."""
+    groups: dict[str, dict[str, np.ndarray]] = {}
+    for (family, key), rows in frame.groupby(["family", "balance_key"], sort=True):
+        groups.setdefault(str(family), {})[str(key)] = rows[SCORE].to_numpy(dtype=float)
+    return groups
+
+
+def family_headlines(frame: pd.DataFrame) -> dict[str, float]:
+    """{family: mean over its balance keys of their mean normalised score} for the families in ``frame``."""
+    return {family: float(np.mean([values.mean() for values in keys.values()]))
+            for family, keys in key_means(frame).items()}
+
+
+def overall(frame: pd.DataFrame) -> float:
+    """The unweighted mean of the family headlines (NaN for an empty frame)."""
+    families = family_headlines(frame)
+    return float(np.mean(list(families.values()))) if families else float("nan")
+
+
+def bootstrap(frame: pd.DataFrame, reps: int, seed: int) -> dict[str, tuple[float, float, float]]:
+    """{"overall" and each family: (headline, 95% low, 95% high)}: docs resampled within each balance key."""
+    groups = key_means(frame)
+    draws: dict[str, np.ndarray] = {}
+    for family, keys in groups.items():
+        per_key = [resample_means(values, reps, ("headline", family, key), seed)[:, 0] for key, values in keys.items()]
+        draws[family] = np.mean(per_key, axis=0) if reps > 0 else np.empty(0)
+    point = family_headlines(frame)
+    out = {family: (point[family], *_interval(draws[family])) for family in groups}
+    total = np.mean([draws[f] for f in groups], axis=0) if groups and reps > 0 else np.empty(0)
+    out["overall"] = (overall(frame), *_interval(total))
+    return out
+
+
+def table(frame: pd.DataFrame, reps: int, seed: int) -> pd.DataFrame:
+    """One row per model: ``headline`` and ``headline:<family>``, each with ``_lo`` / ``_hi`` (``bootstrap``)."""
+    rows = []
+    for model, docs in frame.groupby("model", sort=True):
+        row: dict = {"model": model}
+        for name, (value, low, high) in bootstrap(docs, reps, seed).items():
+            column = "headline" if name == "overall" else f"headline:{name}"
+            row.update({column: value, f"{column}_lo": low, f"{column}_hi": high})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def by_length(frame: pd.DataFrame) -> dict[int, float]:
+    """{length bin: the overall headline of the docs in that bin} (RULER-style columns)."""
+    return {int(length): overall(rows) for length, rows in frame.groupby("length", sort=True)}
+
+
+def _interval(samples: np.ndarray) -> tuple[float, float]:
+    return interval(samples) if samples.size else (float("nan"), float("nan"))
