@@ -173,6 +173,7 @@ def test_reference_solver_answers_none_on_every_control(rows):
         assert parse_edges(answer, _people(row)) == []
         scored = FAMILY.score(row, answer)
         assert scored["score"] == 1.0 and scored["false_positive_rate"] == 0.0
+        assert scored["unparsed"] == 0.0  # its empty answer line is read as "none", not as no answer
 
 
 def nearest_pairs(prompt: str, k: int) -> str:

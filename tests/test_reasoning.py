@@ -58,6 +58,8 @@ def test_stripping_is_linear_on_many_tags():
 def test_empty_list_answers_are_read_not_unparsed():
     assert states_empty_answer("CONNECTIONS: none") and states_empty_answer("FINAL ANSWER: NOT FOUND")
     assert states_empty_answer("[]") and not states_empty_answer("Could not work this out.")
+    # the graph solver's answer on a zero-gold control: the answer line, left empty
+    assert states_empty_answer("CONNECTIONS:\n") and not states_empty_answer("CONNECTIONS: maybe later, let me see")
 
 
 def test_harness_stamps_the_think_end_token_on_docs():

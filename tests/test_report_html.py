@@ -72,6 +72,12 @@ def test_report_has_every_section_table_and_figure(report):
     solver = summary["lurch-solver", "all"]
     tasks = {r["task"] for r in _csv(report / "by_task.csv")}
     assert float(solver["score"]) == 1.0 and float(solver["memory_drift"]) == 0.0 and int(solver["n"]) == 8 * len(tasks)
+    headlines = {r["model"]: r for r in _csv(report / "headline.csv")}  # family-balanced, chance-normalised
+    assert float(headlines["lurch-solver"]["headline"]) == 1.0
+    assert abs(float(headlines["lurch-random"]["headline"])) < 0.1
+    families = [float(v) for k, v in headlines["lurch-random"].items() if k.startswith("headline:")
+                and not k.endswith(("_lo", "_hi"))]
+    assert len(families) == 4 and float(headlines["lurch-random"]["headline"]) == pytest.approx(sum(families) / 4)
     random = summary["lurch-random", "all"]
     assert float(random["score_lo"]) <= float(random["score"]) <= float(random["score_hi"]) < 0.5
     onsets = _csv(report / "length_onset.csv")

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import plots
+from . import headline, plots
 from .curves import DEFAULT_EFFECTIVE_FRACTION, DEFAULT_ONSET_MARGIN, drift_onset, effective_length
 from .frame import CONTROL_METRICS, Loaded
 from .stats import DEFAULT_REPS, DEFAULT_SEED, bootstrap_statistic, summarize
@@ -183,14 +183,17 @@ def overview_section(frame: pd.DataFrame, options: Options) -> Section:
                         reps=options.reps, seed=options.seed)
     controls = controls_table(frame, options)
     extra = (("negative_controls", controls),) if not controls.empty else ()
+    headlines = headline.table(frame, options.reps, options.seed)
     # The models are named in the table below (their labels are outside text, escaped per cell), not in the prose.
     return Section("overview", "Per-model summary",
                    f"{len(frame)} docs re-scored from the sample logs of {frame['model'].nunique()} model(s) "
                    f"over {frame['task'].nunique()} task(s). Means with seeded bootstrap 95% CIs "
-                   f"({options.reps} resamples of the docs). normalized_score: 0 = chance, 1 = perfect; truncated: "
+                   f"({options.reps} resamples of the docs). headline: the mean normalised score with equal weight per "
+                   "task (RECON: per question category) inside each family, and per family overall (the lm-eval "
+                   "umbrella's number). normalized_score: 0 = chance, 1 = perfect; truncated: "
                    "the output ended while thinking or filled its budget without an answer; unparsed: no readable "
                    "answer." + (" negative_controls: each control's own metric per length." if extra else ""),
-                   tables=(("summary_models", summary), ("by_task", by_task), *extra))
+                   tables=(("headline", headlines), ("summary_models", summary), ("by_task", by_task), *extra))
 
 
 def length_section(frame: pd.DataFrame, options: Options) -> Section | None:

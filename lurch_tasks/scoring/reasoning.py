@@ -139,7 +139,12 @@ _EMPTY_ANSWER = re.compile(r"\b(?:none|nothing|no (?:one|connections?|pairs?|edg
                            r"|\[\s*\]", re.IGNORECASE)
 
 
+# an answer line with nothing after it, ending the output ("CONNECTIONS:" and no pair): an explicit empty list
+_EMPTY_ANSWER_LINE = re.compile(r"\b(?:connections|final answer|answer)[ \t]*:\s*\Z", re.IGNORECASE)
+
+
 def states_empty_answer(answer: str) -> bool:
-    """True when a list answer that gave no items says so (``none``, ``NOT FOUND``, ``[]``): an empty answer that
-    was read, not an unreadable one."""
-    return bool(_EMPTY_ANSWER.search(answer[-4_000:]))
+    """True when a list answer that gave no items says so (``none``, ``NOT FOUND``, ``[]``, or its answer line
+    left empty at the end): an empty answer that was read, not an unreadable one."""
+    tail = answer[-4_000:]
+    return bool(_EMPTY_ANSWER.search(tail) or _EMPTY_ANSWER_LINE.search(tail))
