@@ -332,9 +332,12 @@ def doc_to_target(doc: dict) -> str:
 
 # One custom_dataset and one process_results entry point per registered task (lm-eval's `!function` needs a named
 # callable, and process_results must know which task's YAML declared the bins).
-def _make_loader(task_name: str):
+def _make_loader(task_name: str, build=None):
+    """``load_<task>``: ``build`` (default ``build_docs``; a family task's is ``build_family_docs``) for the task."""
+    build = build or build_docs
+
     def loader(**metadata: Any) -> dict[str, Any]:
-        return build_docs(task_name, **metadata)
+        return build(task_name, **metadata)
 
     loader.__name__ = loader.__qualname__ = f"load_{task_name}"
     return loader
@@ -351,11 +354,7 @@ def _make_scorer(task_name: str):
 def _make_family_loader(task_name: str):
     from .family_tasks import build_family_docs
 
-    def loader(**metadata: Any) -> dict[str, Any]:
-        return build_family_docs(task_name, **metadata)
-
-    loader.__name__ = loader.__qualname__ = f"load_{task_name}"
-    return loader
+    return _make_loader(task_name, build_family_docs)
 
 
 def _make_family_scorer(task_name: str):
