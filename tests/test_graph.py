@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from functools import lru_cache
 from itertools import combinations
 from pathlib import Path
@@ -16,6 +15,7 @@ import networkx as nx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from steps import count_steps
 
 from lurch_tasks.core.config import ConfigError
 from lurch_tasks.core.generation import generate_row, iter_rows, resolve_task
@@ -679,15 +679,6 @@ def test_property_score_never_raises_and_stays_in_unit_interval(output):
         assert scores["score"] == pytest.approx(1 - scores["memory_drift"])
 
 
-def _cost(row, output):
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        FAMILY.score(row, output)
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
 def test_score_cost_roughly_linear_in_output_size():
     row = _scoring_rows()[1]
     names = json.loads(row["params"])["people"]
@@ -700,9 +691,10 @@ def test_score_cost_roughly_linear_in_output_size():
                       f"{a}: {b}, {c}", ", ".join([a, b, c, a, b])]
         return "\n".join(lines)
 
-    small, large = _cost(row, output(150)), _cost(row, output(150 * 16))
-    # 16x the text: a linear parser costs ~16x; quadratic would be ~256x. The bound is deliberately loose.
-    assert large < 64 * small + 0.05, (small, large)
+    FAMILY.score(row, output(150))  # warm the roster's caches
+    small, large = (count_steps(lambda n=n: FAMILY.score(row, output(n))) for n in (150, 1_200))
+    # 8x the text: a linear parser costs ~8x the steps (tests/steps.py counts them); quadratic ~64x
+    assert large.total < 12 * small.total, (small, large)
 
 
 # --- determinism and golden fingerprints ------------------------------------------------------------

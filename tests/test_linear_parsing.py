@@ -3,14 +3,14 @@
 Every compiled pattern of ``lurch_tasks.scoring`` (found by introspection, so a new one is covered) and every
 answer format's real ``score`` run on adversarial families (runs of spaces, tabs, newlines and markup after
 answer markers, thousands of near-markers, digit and colon runs, unclosed brackets, ``Day 1, 10:`` repeats, ...)
-at 1, 4, 16 and 64 KB. No wall-clock assert: the cases run in a worker process in which each case has a hard
-budget of ``BUDGET_S`` seconds of the worker's own CPU time (other load on the machine does not count). A linear
+at 1, 4, 16 and 64 KB. Nothing is timed: the cases run in a worker process in which a hang guard stops any case
+that uses ``BUDGET_S`` seconds of the worker's own CPU time (other load on the machine does not count). A linear
 case takes at most a few tens of ms at 64 KB; a quadratic one takes over 4 s there even when each backtracking
 step is the regex engine's cheapest (the old ``answers._ARROW`` on 64 KB of hyphens: 4.4 s), and a cubic one
 hours (the old ``mcq._MARKER``: 55 s at 3.2 KB). The rewritten patterns are also checked to read every text as
 the old ones did.
 
-    python tests/test_linear_parsing.py patterns|scorers   # the worker by hand: slow cases, then the slowest
+    python tests/test_linear_parsing.py patterns|scorers   # the worker by hand: its slow cases, if any
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -110,17 +109,17 @@ def _stall(*_: object) -> None:
     raise Stalled
 
 
-def cpu_seconds(run: Callable[[], object], budget: float = BUDGET_S) -> float:
-    """The CPU seconds ``run`` takes, or inf when it passes ``budget`` (a profiling timer counts this process's
-    CPU time only; the regex engine checks for signals as it backtracks, so the timer stops it)."""
+def finishes_within(run: Callable[[], object], budget: float = BUDGET_S) -> bool:
+    """Whether ``run`` finishes before this process has spent ``budget`` CPU seconds on it: a hang guard, not a
+    measurement (nothing is timed; a profiling timer counts this process's CPU time only and raises when it
+    runs out; the regex engine checks for signals as it backtracks, so the timer stops it)."""
     previous = signal.signal(signal.SIGPROF, _stall)
     signal.setitimer(signal.ITIMER_PROF, budget)
-    start = time.process_time()
     try:
         run()
-        return time.process_time() - start
+        return True
     except Stalled:
-        return float("inf")
+        return False
     finally:
         signal.setitimer(signal.ITIMER_PROF, 0)
         signal.signal(signal.SIGPROF, previous)
@@ -132,10 +131,10 @@ def _finditer_all(pattern: re.Pattern[str], text: str) -> None:
 
 
 def worker(kind: str) -> int:
-    """Run every case at every size; print ``SLOW <case> at <size>`` for each case over budget (its larger sizes
-    and, for a pattern, its other cases are skipped: one slow case is enough), then ``DONE <cases>`` and the
-    slowest case within budget."""
-    count, slowest = 0, (0.0, "")
+    """Run every case at every size; print ``SLOW <case> at <size>`` for each case that overran its guard twice
+    (its larger sizes and, for a pattern, its other cases are skipped: one slow case is enough), then ``DONE``.
+    How long the cases take is for ``scripts/bench_scoring.py --growth``, not for this guard."""
+    count = 0
     if kind == "patterns":
         groups = [(name, [(f"{name}: {case}", lambda size, p=pattern, make=make: _finditer_all(p, make(size)))
                           for case, make in pattern_cases(pattern)]) for name, pattern in scoring_patterns().items()]
@@ -145,17 +144,14 @@ def worker(kind: str) -> int:
         for case, run in cases:
             count += 1
             for size in SIZES:
-                seconds = cpu_seconds(lambda run=run, size=size: run(size))
-                if seconds == float("inf"):  # slow only when twice over budget: a one-off pause is no failure
-                    seconds = cpu_seconds(lambda run=run, size=size: run(size))
-                if seconds == float("inf"):
+                # slow only when over budget twice: a one-off pause is no failure
+                if not any(finishes_within(lambda run=run, size=size: run(size)) for _ in range(2)):
                     print(f"SLOW {case} at {size // 1024} KB", flush=True)
                     break
-                slowest = max(slowest, (seconds, f"{case} at {size // 1024} KB"))
             else:
                 continue
             break  # one slow case of a pattern is enough
-    print(f"DONE {count} cases; slowest within budget: {slowest[0] * 1000:.1f} ms CPU ({slowest[1]})", flush=True)
+    print(f"DONE {count} cases", flush=True)
     return 0
 
 
@@ -188,8 +184,8 @@ def test_every_answer_format_scores_adversarial_outputs_in_linear_time():
 
 def test_the_worker_stops_a_super_linear_pattern():
     # The budget really stops a stalled regex: a nested quantifier on 30 "a"s and a "!" would run for hours.
-    assert cpu_seconds(lambda: re.match(r"(a+)+$", "a" * 30 + "!"), budget=0.5) == float("inf")
-    assert cpu_seconds(lambda: re.match(r"a++$", "a" * 65_536 + "!"), budget=5.0) < 5.0
+    assert not finishes_within(lambda: re.match(r"(a+)+$", "a" * 30 + "!"), budget=0.5)
+    assert finishes_within(lambda: re.match(r"a++$", "a" * 65_536 + "!"), budget=5.0)
 
 
 # --- the known attacks read as defined ----------------------------------------------------------------------

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import itertools
 import json
-import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from steps import assert_linear, assert_per_char_bound, count_steps
 
 from lurch_tasks.scoring import score_items
 from lurch_tasks.scoring.pairs import (
@@ -327,12 +327,12 @@ def test_json_that_is_not_about_pairs_is_ignored():
      "Lena Morrow -- " * 3000, ", ".join([LM] * 3000), "```json\n" * 1000, "\ud800 -- \udfff"],
 )  # fmt: skip
 def test_never_raises_on_odd_inputs(output):
-    start = time.perf_counter()
     for groups in (False, True):
         result = _parse_unguarded(output, ROSTER, groups=groups)
         assert isinstance(result, list) and all(isinstance(item, str) for item in result)
         assert parse_edges(output, ROSTER, groups=groups) == result
-    assert time.perf_counter() - start < 2.0
+    if isinstance(output, str):
+        assert_per_char_bound(lambda text: parse_edges(text, ROSTER), output)
 
 
 def test_odd_rosters():
@@ -458,15 +458,6 @@ def test_a_dressed_correct_json_answer_scores_perfectly(case):
 # --- linear cost --------------------------------------------------------------------------------
 
 
-def _best_time(text: str, roster: list[str], repeats: int = 3) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        parse_edges(text, roster)
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
 def test_cost_is_linear_in_the_output_length():
     roster = [f"{first} {last}" for first in ("Ana", "Ben", "Cleo", "Dev", "Eli") for last in map(str.title, TITLES)]
     roster = [f"{name}-{suffix}" for name in roster for suffix in ("Ro", "Sa", "Ti", "Um")]  # ~1000 names
@@ -474,16 +465,15 @@ def test_cost_is_linear_in_the_output_length():
     styles = ["{a} -- {b}", "- **{a}** and {b} (shared phone)", "{i}. Dr. {a} — {b}: same flight", "({a}, {b})",
               "Prose about {a}, who met someone, then more words follow here.", "{a} -- unknown person"]  # fmt: skip
     lines = [styles[i % len(styles)].format(a=a, b=b, i=i) for i, (a, b) in enumerate(pairs[:20_000])]
-    small, large = "\n".join(lines[:2_000]), "\n".join(lines[:20_000])
-    assert len(parse_edges(small, roster)) > 1_000
-    ratio = _best_time(large, roster, repeats=2) / _best_time(small, roster)
-    assert ratio < 25, ratio
+    small, large = "\n".join(lines[:300]), "\n".join(lines[:2_400])
+    assert len(parse_edges(small, roster)) > 150  # also warms the roster's caches
+    steps = count_steps(lambda: parse_edges(small, roster)), count_steps(lambda: parse_edges(large, roster))
+    assert steps[1].total < 12 * steps[0].total, steps  # 8x the lines: ~8x the steps when linear, ~64x quadratic
 
 
 def test_cost_is_linear_for_repeated_lines():
     line = "1. **Dr. Lena Morrow** -- Tom Baker (shared phone number)\n"
-    ratio = _best_time(line * 20_000, ROSTER, repeats=2) / _best_time(line * 2_000, ROSTER)
-    assert ratio < 25, ratio
+    assert_linear(lambda text: parse_edges(text, ROSTER), line, chars=20_000)
 
 
 # --- natural phrasings, surnames and self pairs ------------------------------------------------------
@@ -584,6 +574,4 @@ def test_self_pairs_only_from_an_explicit_pair():
 )  # fmt: skip
 def test_cost_is_linear_for_sentences(unit):
     roster = ROSTER + ["Oskar Calloway", "Soren Calloway", "Nadia Cho"]
-    repeats = max(1, 20_000 // len(unit))
-    ratio = _best_time(unit * (10 * repeats), roster, repeats=2) / max(_best_time(unit * repeats, roster), 1e-4)
-    assert ratio < 25, (unit, ratio)
+    assert_linear(lambda text: parse_edges(text, roster), unit)

