@@ -163,3 +163,18 @@ def joined_starts(texts: Sequence[str], counter: TokenCounter, separator: str) -
     starts, bounds, cuts = _joined_cuts(texts, counter, separator)
     cuts, firsts = cuts.tolist(), bounds.tolist()[:-1]
     return [(starts[a:b] - first).astype(np.int32) for a, b, first in zip(cuts[:-1], cuts[1:], firsts, strict=True)]
+
+
+def newline_additive(counter: TokenCounter, head: str, lines: Sequence[str]) -> bool:
+    """Whether ``head + "\\n".join(lines) + tail`` counts, in ``counter``, exactly as ``head`` alone, plus each
+    line but the last with its newline (its ``joined_costs``), plus the last line with ``tail``: so a fit can
+    sum known costs instead of tokenizing the prompt per step.
+
+    True for the reference tokenizer when ``head`` ends with a newline and no line is empty or starts with
+    whitespace. cl100k encodes each piece of its pre-tokenizing regex alone, and a newline followed by a
+    non-whitespace character always ends a piece: the regex's alternatives that match a newline are
+    ``?[^\\s\\p{L}\\p{N}]+[\\r\\n]*`` and ``\\s*[\\r\\n]+`` (tried before ``\\s+(?!\\S)``), and neither runs on
+    past the last newline of a whitespace run. A piece starting after that newline matches as it would at the
+    start of a text (the regex reads forward only)."""
+    return (counter.name == REFERENCE_TOKENIZER and head.endswith("\n")
+            and all(line and not line[0].isspace() for line in lines))

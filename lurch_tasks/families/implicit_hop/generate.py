@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 
-from ...core.budget import joined_costs, prompt_meter, settle_to_budget
+from ...core.budget import Fitted, joined_costs, newline_additive, prompt_meter, settle_to_budget
 from ...core.cells import setup_instance
 from ...core.config import config_to_dict
 from ...core.context import (
@@ -512,7 +513,16 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
             mates[line_of[(join.relation, b.answer)]] = [i for i in years if i >= len(evidence_ids)]
     grouped = {i for lines in mates.values() for i in lines}
 
+    arrangements: dict[tuple[int, ...], tuple[Layout, list[int]]] = {}
+
     def arranged(chosen: list[int]) -> tuple[Layout, list[int]]:
+        # the fit lays out the prompt it keeps, and the instance needs that layout again: laid out once
+        key = tuple(chosen)
+        if key not in arrangements:
+            arrangements[key] = _arranged(chosen)
+        return arrangements[key]
+
+    def _arranged(chosen: list[int]) -> tuple[Layout, list[int]]:
         # The pool's rank decides which lines fit, not where they stand: in rank order the lines of the next and
         # last relations would crowd the context's start, and the one nearest a late start line would be gold.
         chosen = StableRng(derive_seed(layout_seed, "places")).shuffled(chosen)
@@ -532,7 +542,26 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
                                     StableRng(derive_seed(layout_seed, "starts")))
 
     def render(chosen: list[int]) -> str:
-        return render_prompt(LINE_SEPARATOR.join(lines[i] for i in arranged(chosen)[1]), question)
+        order = arranged(chosen)[1]
+        text = render_prompt(LINE_SEPARATOR.join(lines[i] for i in order), question)
+        if additive and order:
+            predicted[text] = predicted_tokens(order)
+        return text
+
+    # In the reference tokenizer a prompt's count is the sum of its lines' costs (``newline_additive``): the fit
+    # sums them, and only the prompt it keeps is tokenized.
+    head, tail = prompt_head(), render_prompt("", question)[len(prompt_head()):]
+    additive = (newline_additive(meter.counter, head, lines) and not meter.chat_template
+                and render_prompt("x", question) == head + "x" + tail)
+    predicted: dict[str, int] = {}
+    head_tokens = meter.counter.count(head) if additive else 0
+
+    def predicted_tokens(order: list[int]) -> int:
+        return (head_tokens + sum(costs[i] for i in order[:-1])
+                + meter.counter.count(lines[order[-1]] + tail))
+
+    def predicted_count(text: str) -> int:
+        return predicted[text] if text in predicted else meter.count(text)
 
     frame = meter.count(render([])) - sum(costs[i] for i in evidence_ids)
     room = cell.context_tokens - frame - sum(costs[i] for i in evidence_ids)
@@ -558,8 +587,14 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
         keep = must | frozenset(optional[:n])
         return [i for i in distractor_ids if i in keep]
 
-    fitted = settle_to_budget(lambda n: render(chosen(n)), meter.count, len(fitting) - len(must),
-                              cell.context_tokens, 0, len(optional))
+    def settle(count: Callable[[str], int]) -> Fitted:
+        return settle_to_budget(lambda n: render(chosen(n)), count, len(fitting) - len(must), cell.context_tokens, 0,
+                                len(optional))
+
+    fitted = settle(predicted_count if additive else meter.count)
+    if additive and meter.count(fitted.text) != fitted.tokens:  # never seen: the one pass checks the sums
+        additive = False
+        fitted = settle(meter.count)
     layout, order = arranged(chosen(fitted.blocks))
     return _instance(config, config_name, seed, split, index, cell, kb, question_drawn, required, lines, order,
                      layout, meter, fitted.text, question, setup, near_misses, reference, facts, len(decoys), balanced,
