@@ -7,7 +7,9 @@ import json
 import math
 from collections.abc import Callable
 
-from ...core.budget import Fitted, joined_costs, newline_additive, prompt_meter, settle_to_budget
+import numpy as np
+
+from ...core.budget import Fitted, joined_costs, joined_tokens, newline_additive, prompt_meter, settle_to_budget
 from ...core.cells import setup_instance
 from ...core.config import config_to_dict
 from ...core.context import (
@@ -21,7 +23,7 @@ from ...core.difficulty import reasoning_depth
 from ...core.instance import Instance, instance_id
 from ...core.names import one_edit
 from ...core.rng import StableRng, canonical_json, derive_seed
-from ...core.tokens import reference_counter
+from ...core.tokens import StartsEncoded, reference_counter
 from ...scoring.not_found import NOT_FOUND
 from .balance import balance_compare, balance_count, compare_dated
 from .competitors import (
@@ -178,6 +180,21 @@ def mentions(fact: Fact, entity: int) -> bool:
     return fact.source == entity or (BY_ID[fact.relation].target != YEAR and fact.target == entity)
 
 
+def _lines_mentioning(entities: set[int], ids: list[int], facts: list[Fact]) -> dict[int, list[int]]:
+    """For each entity, the ``ids`` (in their order) of the facts that mention it (``mentions``), in one pass."""
+    found: dict[int, list[int]] = {entity: [] for entity in entities}
+    dated = {relation.id for relation in BY_ID.values() if relation.target == YEAR}
+    for i in ids:
+        if i >= len(facts):
+            continue
+        fact = facts[i]
+        if fact.source in found:
+            found[fact.source].append(i)
+        if fact.target in found and fact.target != fact.source and fact.relation not in dated:
+            found[fact.target].append(i)
+    return found
+
+
 def starts_first(order: list[int], evidence: int, start_lines: list[list[int]], rng: StableRng) -> list[int]:
     """The line order with every start entity mentioned before the first required fact where its facts
     allow: a start first mentioned inside the evidence would put its answer next to that mention at low
@@ -237,12 +254,17 @@ def gold_like(order: list[int], evidence: int, decoys: set[int], costs: list[int
     unplaced = ([item for item in unplaced if item[0] not in closest]
                 + [item for item in unplaced if item[0] in closest])
     # Next to the window, on the side each line came from: outside it, so the tokens inside do not change (the
-    # last nearest), and the window keeps its place (lines moved across it would push it to the middle).
-    for line, before in unplaced:
-        order.remove(line)
-        at = [k for k, other in enumerate(order) if other < evidence]
-        order.insert(min(at) if before else max(at) + 1, line)
-    return order
+    # last nearest), and the window keeps its place (lines moved across it would push it to the middle). Moved
+    # one at a time, each right before the first evidence line (after the last), they stand in turn before it
+    # (in reverse turn after it): placed so at once.
+    if not unplaced:
+        return order
+    moved = {line for line, _ in unplaced}
+    kept = [line for line in order if line not in moved]
+    at = [k for k, line in enumerate(kept) if line < evidence]
+    before = [line for line, side in unplaced if side]
+    after = [line for line, side in reversed(unplaced) if not side]
+    return kept[:at[0]] + before + kept[at[0]:at[-1] + 1] + after + kept[at[-1] + 1:]
 
 
 def toward_ends(order: list[int], evidence: int, alike: set[int], costs: list[int], reference: list[int],
@@ -476,7 +498,8 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
         lines += filler_lines(extra, filler_rng)
         distractor_ids = filler_rng.shuffled(list(range(len(required), len(lines))))
     meter = prompt_meter(config.tokenizer, config.chat_template)
-    costs = joined_costs(lines, meter.counter, LINE_SEPARATOR)
+    joined = joined_tokens(lines, meter.counter, LINE_SEPARATOR)
+    costs = joined.costs()
     reference = costs if meter.reads_reference else joined_costs(lines, reference_counter(), LINE_SEPARATOR)
     evidence_ids = list(range(len(required)))
     decoy_ids = list(range(len(required), len(required) + len(decoys)))
@@ -491,8 +514,7 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
     rotation = StableRng(derive_seed("implicit-hop-strata", seed, split, *cell)).below(config.num_samples)
     stratum = ((setup.sample + rotation) % config.num_samples, config.num_samples)
 
-    start_lines = {b.start: [i for i in distractor_ids if i < len(facts) and mentions(facts[i], b.start)]
-                   for b in branches}
+    start_lines = _lines_mentioning({b.start for b in branches}, distractor_ids, facts)
 
     # Lines of a chain's last relation about other subjects: at dispersion 0 the evidence is one block, and the
     # line of the last relation nearest the start's first line was the answer; these lines take the block's few
@@ -592,10 +614,13 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
                                 len(optional))
 
     fitted = settle(predicted_count if additive else meter.count)
-    if additive and meter.count(fitted.text) != fitted.tokens:  # never seen: the one pass checks the sums
-        additive = False
-        fitted = settle(meter.count)
     layout, order = arranged(chosen(fitted.blocks))
+    if additive and order:  # the kept prompt's tokens from its parts' (the lines' from the one pass over them)
+        last = lines[order[-1]] + tail
+        context_before = sum(len(lines[i]) + len(LINE_SEPARATOR) for i in order[:-1])
+        starts = np.concatenate([meter.counter.token_starts(head), joined.laid_out(order[:-1], len(head)),
+                                 meter.counter.token_starts(last) + len(head) + context_before])
+        meter.remember(fitted.text, StartsEncoded(starts))
     return _instance(config, config_name, seed, split, index, cell, kb, question_drawn, required, lines, order,
                      layout, meter, fitted.text, question, setup, near_misses, reference, facts, len(decoys), balanced,
                      (hop, missing))

@@ -44,7 +44,7 @@ class KnowledgeBase:
     def by_key(self) -> dict[tuple[str, int], Fact]:
         cached = self.__dict__.get("_by_key")
         if cached is None:
-            cached = {fact.key(): fact for fact in self.facts}
+            cached = {(fact.relation, fact.source): fact for fact in self.facts}  # fact.key(), without the calls
             object.__setattr__(self, "_by_key", cached)
         return cached
 
