@@ -21,6 +21,7 @@ from ...core.context import (
 )
 from ...core.difficulty import reasoning_depth
 from ...core.instance import Instance, instance_id
+from ...core.memory import cycles_uncollected
 from ...core.names import one_edit
 from ...core.rng import StableRng, canonical_json, derive_seed
 from ...core.tokens import StartsEncoded, reference_counter
@@ -37,7 +38,7 @@ from .competitors import (
 )
 from .config import FACT_TOKENS_ESTIMATE, Cell, ImplicitHopConfig, shape
 from .filler import filler_lines
-from .kb import Fact, KnowledgeBase, build_kb, facts_per_person, render_fact
+from .kb import Fact, KnowledgeBase, build_kb, facts_per_person, render_fact, render_facts
 from .layout import Layout, disperse
 from .prompt import ask, item_phrase, prompt_head, render_joined, render_prompt, render_question
 from .questions import (
@@ -403,8 +404,10 @@ def distractor_pool(kb: KnowledgeBase, required: list[Fact], question: Question,
     # Years are in the context only where a comparison asks for them: elsewhere they would be lines no
     # required fact ever looks like.
     years = question.join.kind == "compare"
-    return [f for f in kb.facts if f.key() not in needed and (years or BY_ID[f.relation].target != YEAR)
-            and (mode != "unrelated" or f.relation not in used)]
+    dated = set() if years else {r.id for r in BY_ID.values() if r.target == YEAR}
+    unused = set(BY_ID) - used if mode == "unrelated" else set(BY_ID)
+    return [f for f in kb.facts if (f.relation, f.source) not in needed and f.relation not in dated
+            and f.relation in unused]
 
 
 def broken_hop(config: ImplicitHopConfig, seed: int, split: str, cell: Cell, sample: int) -> int | None:
@@ -433,6 +436,11 @@ def expected_competitors(question: Question, level: int, missing: Fact | None) -
 
 def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, config_name: str) -> Instance:
     """Instance ``index`` of ``split``: a pure function of (family, config, seed, split, index)."""
+    with cycles_uncollected():
+        return _generate(config, seed, split, index, config_name)
+
+
+def _generate(config: ImplicitHopConfig, seed: int, split: str, index: int, config_name: str) -> Instance:
     setup = setup_instance(FAMILY, config, VOCABULARY, seed, split, index, COMPARED_KNOBS)
     cell: Cell = setup.cell
     rng_seed = setup.rng_seed
@@ -488,9 +496,10 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
     # Lines of a chain's last relation about other subjects fit right after the next relations' (rank 0): in a
     # short context they would otherwise be few, and the one nearest the start's first line the gold.
     last_relations = {b.relations[-1] for b in branches if b.relations}
-    pool = sorted(pool, key=lambda f: min(neighbours.get(f.key(), 2), 0.5 if f.relation in last_relations else 2))
+    pool = sorted(pool, key=lambda f: min(neighbours.get((f.relation, f.source), 2),
+                                          0.5 if f.relation in last_relations else 2))
     facts = required + decoys + pool
-    lines = [render_fact(kb, fact) for fact in facts]
+    lines = render_facts(kb, facts)
     distractor_ids = list(range(len(required), len(lines)))
     if config.filler:  # neutral sentences take their share of the distractor lines, spread by a seeded shuffle
         filler_rng = StableRng(derive_seed(rng_seed, "filler"))
@@ -593,8 +602,10 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
     # Every near miss, every competitor line and every year a comparison dates is in the prompt, each at a seeded
     # place among the other distractors (``gold_like`` then moves the competitor lines where the evidence lines are).
     near_keys = {f.key() for f in near_facts} if near_misses else set()
+    special = near_keys | dated
     forced = [i for i in distractor_ids if i < len(facts)
-              and (facts[i].key() in near_keys or facts[i].key() in dated or i in decoy_ids)]
+              and (len(required) <= i < len(required) + len(decoys)
+                   or (facts[i].relation, facts[i].source) in special)]
     if forced:
         # a forced fact line takes the place of another fact, not of a filler line: the filler keeps its share
         fitting, rest = _with_lines(fitting, rest, forced, costs, room, StableRng(derive_seed(rng_seed, "near-places")),
@@ -617,7 +628,7 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
     layout, order = arranged(chosen(fitted.blocks))
     if additive and order:  # the kept prompt's tokens from its parts' (the lines' from the one pass over them)
         last = lines[order[-1]] + tail
-        context_before = sum(len(lines[i]) + len(LINE_SEPARATOR) for i in order[:-1])
+        context_before = len(fitted.text) - len(head) - len(last)
         starts = np.concatenate([meter.counter.token_starts(head), joined.laid_out(order[:-1], len(head)),
                                  meter.counter.token_starts(last) + len(head) + context_before])
         meter.remember(fitted.text, StartsEncoded(starts))
@@ -720,7 +731,7 @@ def _instance(config, config_name, seed, split, index, cell, kb, question_drawn,
               broken=(None, None)) -> Instance:
     hop, missing = broken
     branches = question_drawn.branches
-    present = {facts[i].key() for i in order if i < len(facts)}
+    present = {(facts[i].relation, facts[i].source) for i in order if i < len(facts)}
     competitors = competitor_counts(question_drawn, present)
     if competitors != expected_competitors(question_drawn, config.competitors_per_hop, missing):
         raise RuntimeError(f"competitors per hop {competitors} miss the level {config.competitors_per_hop}; this is a "

@@ -92,7 +92,8 @@ def build_kb(people: int, seed: int) -> KnowledgeBase:
     values: dict[tuple[str, int], int] = {}
     for relation in RELATIONS:
         values.update(_assign(relation, ids, values, rng))
-    facts = [Fact(r, s, t, rng.below(len(_relation(r).facts))) for (r, s), t in values.items()]
+    phrasings = {relation.id: len(relation.facts) for relation in RELATIONS}
+    facts = [Fact(r, s, t, rng.below(phrasings[r])) for (r, s), t in values.items()]
     return KnowledgeBase(tuple(names), tuple(types), tuple(rng.shuffled(facts)))
 
 
@@ -116,7 +117,12 @@ def _assign(relation: Relation, ids: dict[str, list[int]], values: dict[tuple[st
                                                                                              relation.target)]
 
     def banned_for(source: int) -> set[int]:
-        return {source} | {values[(other, source)] for other in siblings if (other, source) in values}
+        banned = {source}
+        for other in siblings:
+            value = values.get((other, source))
+            if value is not None:
+                banned.add(value)
+        return banned
 
     for position, source in enumerate(sources):
         banned = banned_for(source)
@@ -139,3 +145,14 @@ def render_fact(kb: KnowledgeBase, fact: Fact) -> str:
     target = str(fact.target) if relation.target == YEAR else kb.names[fact.target]
     text = relation.facts[fact.phrasing].format(s=kb.names[fact.source], t=target)
     return text[0].upper() + text[1:]
+
+
+def render_facts(kb: KnowledgeBase, facts: list[Fact]) -> list[str]:
+    """``render_fact`` of every fact (one call for a whole context: the templates looked up once)."""
+    templates = {(r.id, k): (template, r.target == YEAR) for r in RELATIONS for k, template in enumerate(r.facts)}
+    names, out = kb.names, []
+    for fact in facts:
+        template, dated = templates[(fact.relation, fact.phrasing)]
+        text = template.format(s=names[fact.source], t=str(fact.target) if dated else names[fact.target])
+        out.append(text[0].upper() + text[1:])
+    return out
