@@ -204,7 +204,8 @@ def starts_first(order: list[int], evidence: int, start_lines: list[list[int]], 
     they were. Lines ``0 .. evidence - 1`` are the required facts."""
     order = list(order)
     for lines in start_lines:
-        position = {line: k for k, line in enumerate(order)}
+        wanted = set(lines)  # positions of the evidence and the start's lines only: a context holds thousands
+        position = {line: k for k, line in enumerate(order) if line < evidence or line in wanted}
         evidence_at = [position[line] for line in range(evidence)]
         first, last = min(evidence_at), max(evidence_at)
         seen_at = [position[line] for line in lines if line in position]
@@ -528,7 +529,7 @@ def _generate(config: ImplicitHopConfig, seed: int, split: str, index: int, conf
     # Lines of a chain's last relation about other subjects: at dispersion 0 the evidence is one block, and the
     # line of the last relation nearest the start's first line was the answer; these lines take the block's few
     # slots (ZERO_SPREAD, ``enders_inside``) and stand nearest it.
-    enders = frozenset(i for i in alike if facts[i].relation in {b.relations[-1] for b in branches if b.relations})
+    enders = frozenset(i for i in alike if facts[i].relation in last_relations)
     primary, closest = (enders, enders) if cell.dispersion == 0 else (frozenset(decoy_ids), frozenset())
 
     # A comparison's window edges: a chain's last hop shares its group with its competitor lines, an end's year
@@ -574,7 +575,7 @@ def _generate(config: ImplicitHopConfig, seed: int, split: str, index: int, conf
 
     def render(chosen: list[int]) -> str:
         order = arranged(chosen)[1]
-        text = render_prompt(LINE_SEPARATOR.join(lines[i] for i in order), question)
+        text = render_prompt(LINE_SEPARATOR.join([lines[i] for i in order]), question)
         if additive and order:
             predicted[text] = predicted_tokens(order)
         return text
@@ -603,9 +604,9 @@ def _generate(config: ImplicitHopConfig, seed: int, split: str, index: int, conf
     # place among the other distractors (``gold_like`` then moves the competitor lines where the evidence lines are).
     near_keys = {f.key() for f in near_facts} if near_misses else set()
     special = near_keys | dated
+    low, high = len(required), len(required) + len(decoys)  # the competitor lines
     forced = [i for i in distractor_ids if i < len(facts)
-              and (len(required) <= i < len(required) + len(decoys)
-                   or (facts[i].relation, facts[i].source) in special)]
+              and (low <= i < high or (special and (facts[i].relation, facts[i].source) in special))]
     if forced:
         # a forced fact line takes the place of another fact, not of a filler line: the filler keeps its share
         fitting, rest = _with_lines(fitting, rest, forced, costs, room, StableRng(derive_seed(rng_seed, "near-places")),
@@ -731,7 +732,9 @@ def _instance(config, config_name, seed, split, index, cell, kb, question_drawn,
               broken=(None, None)) -> Instance:
     hop, missing = broken
     branches = question_drawn.branches
-    present = {(facts[i].relation, facts[i].source) for i in order if i < len(facts)}
+    subjects = {subject for _, subject in hops(question_drawn)}  # competitor_counts reads only their keys
+    present = {(fact.relation, fact.source) for fact in (facts[i] for i in order if i < len(facts))
+               if fact.source in subjects}
     competitors = competitor_counts(question_drawn, present)
     if competitors != expected_competitors(question_drawn, config.competitors_per_hop, missing):
         raise RuntimeError(f"competitors per hop {competitors} miss the level {config.competitors_per_hop}; this is a "
@@ -739,7 +742,7 @@ def _instance(config, config_name, seed, split, index, cell, kb, question_drawn,
     join = question_drawn.join
     laid = [lines[i] for i in order]
     context = LINE_SEPARATOR.join(laid)
-    position = {line: k for k, line in enumerate(order)}
+    position = {line: k for k, line in enumerate(order) if line < len(required)}
     evidence_chars = sorted(line_char_spans(laid, [position[i] for i in range(len(required))], LINE_SEPARATOR))
     encoding = meter.encode(prompt)
     context_start = len(prompt_head())

@@ -154,5 +154,5 @@ def render_facts(kb: KnowledgeBase, facts: list[Fact]) -> list[str]:
     for fact in facts:
         template, dated = templates[(fact.relation, fact.phrasing)]
         text = template.format(s=names[fact.source], t=str(fact.target) if dated else names[fact.target])
-        out.append(text[0].upper() + text[1:])
+        out.append(text if "A" <= text[0] <= "Z" else text[0].upper() + text[1:])  # a name first: capitalised
     return out
