@@ -497,8 +497,10 @@ def _generate(config: ImplicitHopConfig, seed: int, split: str, index: int, conf
     # Lines of a chain's last relation about other subjects fit right after the next relations' (rank 0): in a
     # short context they would otherwise be few, and the one nearest the start's first line the gold.
     last_relations = {b.relations[-1] for b in branches if b.relations}
-    pool = sorted(pool, key=lambda f: min(neighbours.get((f.relation, f.source), 2),
-                                          0.5 if f.relation in last_relations else 2))
+    near = {source for _, source in neighbours}  # a fact about none of them, of no last relation, ranks 2
+    ranks = [min(neighbours.get((f.relation, f.source), 2), 0.5 if f.relation in last_relations else 2)
+             if f.source in near or f.relation in last_relations else 2 for f in pool]
+    pool = [pool[k] for k in sorted(range(len(pool)), key=ranks.__getitem__)]  # stable, as sorting the facts
     facts = required + decoys + pool
     lines = render_facts(kb, facts)
     distractor_ids = list(range(len(required), len(lines)))

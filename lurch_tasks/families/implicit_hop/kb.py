@@ -93,7 +93,8 @@ def build_kb(people: int, seed: int) -> KnowledgeBase:
     for relation in RELATIONS:
         values.update(_assign(relation, ids, values, rng))
     phrasings = {relation.id: len(relation.facts) for relation in RELATIONS}
-    facts = [Fact(r, s, t, rng.below(phrasings[r])) for (r, s), t in values.items()]
+    draws = rng.below_each([phrasings[r] for r, _ in values])
+    facts = [Fact(r, s, t, phrasing) for ((r, s), t), phrasing in zip(values.items(), draws, strict=True)]
     return KnowledgeBase(tuple(names), tuple(types), tuple(rng.shuffled(facts)))
 
 
