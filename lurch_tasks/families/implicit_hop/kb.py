@@ -125,9 +125,16 @@ def _assign(relation: Relation, ids: dict[str, list[int]], values: dict[tuple[st
                 banned.add(value)
         return banned
 
+    # the values of the siblings dealt already, per source in ``sources`` order: a card's clash is read off them
+    # without building every source's banned set (a sibling deals every source at once, or none yet)
+    columns = [[values[(other, s)] for s in sources] for other in siblings if sources and (other, sources[0]) in values]
     for position, source in enumerate(sources):
-        banned = banned_for(source)
-        if deck[position] in banned:  # swap with a later card that fits here and whose source accepts ours
+        card = deck[position]
+        clash = card == source
+        for column in columns:
+            clash = clash or column[position] == card
+        if clash:  # swap with a later card that fits here and whose source accepts ours
+            banned = banned_for(source)
             for later in range(position + 1, len(deck)):
                 other = sources[later]
                 other_banned = banned_for(other)
