@@ -215,3 +215,11 @@ def test_token_figures_are_a_real_pass():
             assert row["difficulty"]["context_tokens"] == measured.context_ref_tokens
             assert row["evidence"] == list(measured.spans)
             assert row["difficulty"]["evidence_dispersion"] == measured.dispersion
+
+
+def test_render_facts_is_render_fact():
+    from lurch_tasks.families.implicit_hop.kb import render_facts
+
+    for seed in range(6):
+        kb = build_kb(40 + 60 * seed, seed)
+        assert render_facts(kb, list(kb.facts)) == [render_fact(kb, fact) for fact in kb.facts]

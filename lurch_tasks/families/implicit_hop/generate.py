@@ -735,8 +735,9 @@ def _instance(config, config_name, seed, split, index, cell, kb, question_drawn,
     hop, missing = broken
     branches = question_drawn.branches
     subjects = {subject for _, subject in hops(question_drawn)}  # competitor_counts reads only their keys
-    present = {(fact.relation, fact.source) for fact in (facts[i] for i in order if i < len(facts))
-               if fact.source in subjects}
+    laid_out = set(order)
+    present = {(fact.relation, fact.source) for i, fact in enumerate(facts)
+               if fact.source in subjects and i in laid_out}
     competitors = competitor_counts(question_drawn, present)
     if competitors != expected_competitors(question_drawn, config.competitors_per_hop, missing):
         raise RuntimeError(f"competitors per hop {competitors} miss the level {config.competitors_per_hop}; this is a "
@@ -767,7 +768,7 @@ def _instance(config, config_name, seed, split, index, cell, kb, question_drawn,
         "branches": len(branches),
         "questions": len(branches) if join.kind == "list" else 1,
         "competitors_per_hop": config.competitors_per_hop,
-        "competitor_lines": sum(1 for i in order if len(required) <= i < len(required) + decoys),
+        "competitor_lines": sum(1 for i in range(len(required), len(required) + decoys) if i in laid_out),
         "num_facts": len(order),
         "broken": missing is not None,
     }

@@ -11,6 +11,8 @@ differ.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
+from string import Formatter
 
 from ...core.names import NameMaker
 from ...core.rng import StableRng, derive_seed
@@ -156,11 +158,29 @@ def render_fact(kb: KnowledgeBase, fact: Fact) -> str:
 
 
 def render_facts(kb: KnowledgeBase, facts: list[Fact]) -> list[str]:
-    """``render_fact`` of every fact (one call for a whole context: the templates looked up once)."""
-    templates = {(r.id, k): (template, r.target == YEAR) for r in RELATIONS for k, template in enumerate(r.facts)}
+    """``render_fact`` of every fact, for a whole context at once: each template split once into its literal
+    text and its two fields, a sentence then joined from five strings (a third of ``str.format``'s time)."""
+    templates = {(r.id, k): (_split_template(template), r.target == YEAR)
+                 for r in RELATIONS for k, template in enumerate(r.facts)}
     names, out = kb.names, []
     for fact in facts:
-        template, dated = templates[(fact.relation, fact.phrasing)]
-        text = template.format(s=names[fact.source], t=str(fact.target) if dated else names[fact.target])
+        (first, field_1, middle, field_2, last), dated = templates[(fact.relation, fact.phrasing)]
+        source, target = names[fact.source], str(fact.target) if dated else names[fact.target]
+        text = (first + (source if field_1 == "s" else target) + middle + (source if field_2 == "s" else target)
+                + last)
         out.append(text if "A" <= text[0] <= "Z" else text[0].upper() + text[1:])  # a name first: capitalised
     return out
+
+
+@cache
+def _split_template(template: str) -> tuple[str, str, str, str, str]:
+    """(literal, field, literal, field, literal) of a template with the fields ``{s}`` and ``{t}`` once each
+    (every relation's are: ``schema``), as ``str.format`` reads it."""
+    parsed = list(Formatter().parse(template))
+    fields = [(text, field) for text, field, spec, conversion in parsed if field is not None and not spec
+              and not conversion]
+    tail = "".join(text for text, field, _, _ in parsed if field is None)
+    if len(parsed) - (tail != "") != 2 or sorted(field for _, field in fields) != ["s", "t"]:
+        raise ValueError(f"fact template {template!r}: allowed: the fields {{s}} and {{t}} once each")
+    (first, field_1), (middle, field_2) = fields
+    return first, field_1, middle, field_2, tail
