@@ -203,9 +203,10 @@ def starts_first(order: list[int], evidence: int, start_lines: list[list[int]], 
     last required fact to a seeded place before the first, so the evidence span and the dispersion stay as
     they were. Lines ``0 .. evidence - 1`` are the required facts."""
     order = list(order)
+    # positions of the evidence and the starts' lines only (a context holds thousands), kept up to date by hand
+    tracked = set().union(*start_lines)
+    position = {line: k for k, line in enumerate(order) if line < evidence or line in tracked}
     for lines in start_lines:
-        wanted = set(lines)  # positions of the evidence and the start's lines only: a context holds thousands
-        position = {line: k for k, line in enumerate(order) if line < evidence or line in wanted}
         evidence_at = [position[line] for line in range(evidence)]
         first, last = min(evidence_at), max(evidence_at)
         seen_at = [position[line] for line in lines if line in position]
@@ -214,14 +215,27 @@ def starts_first(order: list[int], evidence: int, start_lines: list[list[int]], 
         later = sorted(k for k in seen_at if k > last)
         if not later:
             continue
-        line = order.pop(later[rng.below(len(later))])
-        order.insert(rng.below(first + 1), line)
+        taken = later[rng.below(len(later))]
+        line = order.pop(taken)
+        place = rng.below(first + 1)
+        order.insert(place, line)
+        for other, k in position.items():  # the lines from its new place to its old one move one on
+            if place <= k < taken:
+                position[other] = k + 1
+        position[line] = place
     return order
 
 
 def required_keys(question: Question) -> list[tuple[str, int]]:
     """(relation, subject) of every required fact, the joins' own lookups included."""
     return [key for relations, subjects in paths(question) for key in zip(relations, subjects, strict=True)]
+
+
+def evidence_window(order: list[int], evidence: int) -> tuple[int, int]:
+    """Positions of the first and the last evidence line (lines ``0 .. evidence - 1``), each found from its end."""
+    first = next(k for k, line in enumerate(order) if line < evidence)
+    last = len(order) - 1 - next(k for k, line in enumerate(reversed(order)) if line < evidence)
+    return first, last
 
 
 def gold_like(order: list[int], evidence: int, decoys: set[int], costs: list[int], reference: list[int],
@@ -235,8 +249,7 @@ def gold_like(order: list[int], evidence: int, decoys: set[int], costs: list[int
     competitor as near as the gold fact. The ``primary`` lines take the window's slots first; of the lines left
     over, the ``closest`` go nearest the window. Lines ``0 .. evidence - 1`` are the evidence."""
     order = list(order)
-    at = [k for k, line in enumerate(order) if line < evidence]
-    first, last = min(at), max(at)
+    first, last = evidence_window(order, evidence)
     inside: dict[tuple[int, int], list[int]] = {}
     for k in range(first + 1, last):
         if order[k] >= evidence and order[k] not in decoys:
@@ -263,10 +276,10 @@ def gold_like(order: list[int], evidence: int, decoys: set[int], costs: list[int
         return order
     moved = {line for line, _ in unplaced}
     kept = [line for line in order if line not in moved]
-    at = [k for k, line in enumerate(kept) if line < evidence]
+    first, last = evidence_window(kept, evidence)
     before = [line for line, side in unplaced if side]
     after = [line for line, side in reversed(unplaced) if not side]
-    return kept[:at[0]] + before + kept[at[0]:at[-1] + 1] + after + kept[at[-1] + 1:]
+    return kept[:first] + before + kept[first:last + 1] + after + kept[last + 1:]
 
 
 def toward_ends(order: list[int], evidence: int, alike: set[int], costs: list[int], reference: list[int],
@@ -279,8 +292,7 @@ def toward_ends(order: list[int], evidence: int, alike: set[int], costs: list[in
     every slot holds a line of the same costs as before (the tokens and the dispersion do not move). Lines
     ``0 .. evidence - 1`` are the evidence."""
     order = list(order)
-    at = [k for k, line in enumerate(order) if line < evidence]
-    first, last = min(at), max(at)
+    first, last = evidence_window(order, evidence)
     slots: dict[tuple[int, int], list[int]] = {}
     for k in range(first + 1, last):
         if order[k] >= evidence:
@@ -311,8 +323,7 @@ def boundary_mates(order: list[int], evidence: int, mates: dict[int, list[int]],
     and the dispersion stay as they were. ``blocked`` lines never move out. Lines ``0 .. evidence - 1`` are
     the evidence."""
     order = list(order)
-    at = [k for k, line in enumerate(order) if line < evidence]
-    first, last = min(at), max(at)
+    first, last = evidence_window(order, evidence)
     for edge, step in ((first, -1), (last, 1)):
         group = [k for k, line in enumerate(order) if line in mates.get(order[edge], ()) and first < k < last]
         moved = rng.sample(group, rng.below(len(group) + 1))
@@ -657,10 +668,13 @@ def _with_lines(fitting: list[int], rest: list[int], wanted: list[int], costs: l
                 rng: StableRng, kept: set[int] = frozenset()) -> tuple[list[int], list[int]]:
     """``wanted`` lines all fitted, each at a seeded place, with the last other fitted lines (those not in
     ``kept`` first) moved to the rest until the costs fit ``room`` again."""
-    fitting = [i for i in fitting if i not in wanted]
-    rest = [i for i in rest if i not in wanted]
-    while wanted and fitting and sum(costs[i] for i in fitting + wanted) > room:
+    moved = set(wanted)
+    fitting = [i for i in fitting if i not in moved]
+    rest = [i for i in rest if i not in moved]
+    total = sum(costs[i] for i in fitting) + sum(costs[i] for i in wanted)
+    while wanted and fitting and total > room:
         last = next((k for k in range(len(fitting) - 1, -1, -1) if fitting[k] not in kept), len(fitting) - 1)
+        total -= costs[fitting[last]]
         rest.insert(0, fitting.pop(last))
     for line in wanted:
         fitting.insert(rng.below(len(fitting) + 1), line)
