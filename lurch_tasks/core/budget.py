@@ -170,7 +170,8 @@ class JoinedTokens:
 
 def joined_tokens(texts: Sequence[str], counter: TokenCounter, separator: str) -> JoinedTokens:
     """One tokenization of ``texts`` joined by ``separator`` (and a final separator)."""
-    bounds = np.cumsum([0] + [len(text) + len(separator) for text in texts])
+    widths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) + len(separator)
+    bounds = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(widths)])
     starts = counter.token_starts(separator.join(texts) + separator)
     return JoinedTokens(starts, bounds, np.searchsorted(starts, bounds, side="left"))
 
