@@ -6,7 +6,7 @@ import random
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lurch_tasks.core.config import ConfigError, config_from_mapping
@@ -66,6 +66,51 @@ def test_sample_is_distinct_and_in_range(n, seed):
     k = StableRng(seed).below(n + 1)
     picked = StableRng(seed).sample(list(range(n)), k)
     assert len(set(picked)) == k and all(0 <= v < n for v in picked)
+
+
+@given(st.lists(st.integers(1, 300), max_size=40), st.integers(0, 2**63))
+def test_below_each_and_choice_draw_as_below(sizes, seed):
+    one, many = StableRng(seed), StableRng(seed)
+    assert many.below_each(sizes) == [one.below(n) for n in sizes]
+    assert [many.choice(range(n)) for n in sizes] == [one.below(n) for n in sizes]
+
+
+# --- budget: prompts laid out from the parts' tokens ---------------------------------------
+
+
+_LINES = ("Velmaro Drusk works for Ostrin Works.", "Ostrin Works was founded in 1923.",
+          "Kraeth Zunell's mentor: Tharin.", "Brin Holdings employs Sheila O'Neil.", "Pay 1,000,000 now!!",
+          "A line ending in spaces   ",
+          "(Quoted) \"text\" here...", "Naïve café — déjà vu.", "x", "12345", "Über-long-hyphenated-Name Co.")
+
+
+@settings(deadline=None)  # the first example loads the tokenizer's byte-length table
+@given(st.lists(st.sampled_from(range(len(_LINES))), min_size=1, max_size=30))
+def test_newline_joined_prompt_is_its_parts(rows):
+    """A prompt head + lines + tail counts and starts exactly as its parts (``newline_additive``): the reference
+    tokenizer never merges across a newline followed by a non-space character."""
+    from lurch_tasks.core.budget import joined_tokens, newline_additive
+
+    counter = reference_counter()
+    head, tail = "Instructions here.\n\nFacts:\n", "\n\nQuestion: who?\nFINAL ANSWER: <name>"
+    lines = list(_LINES)
+    assert newline_additive(counter, head, lines)
+    joined = joined_tokens(lines, counter, "\n")
+    prompt = head + "\n".join(lines[i] for i in rows) + tail
+    last = lines[rows[-1]] + tail
+    starts = np.concatenate([counter.token_starts(head), joined.laid_out(rows[:-1], len(head)),
+                             counter.token_starts(last) + len(prompt) - len(last)])
+    assert starts.tolist() == counter.token_starts(prompt).tolist()
+    assert len(starts) == counter.count(head) + sum(joined.costs()[i] for i in rows[:-1]) + counter.count(last)
+
+
+def test_newline_additive_refuses_what_it_cannot_prove():
+    from lurch_tasks.core.budget import newline_additive
+
+    counter = reference_counter()
+    assert not newline_additive(counter, "Facts:", ["A fact."])  # the head must end with a newline
+    assert not newline_additive(counter, "Facts:\n", ["A fact.", " indented"])  # whitespace would join the newline
+    assert not newline_additive(counter, "Facts:\n", ["A fact.", ""])  # an empty line makes a double newline
 
 
 # --- LURCH properties (DESIGN 3.4 worked examples) -------------------------------------------

@@ -192,3 +192,34 @@ def test_neutral_filler_takes_its_share_and_changes_no_answer():
             others = len(lines) - len(row["evidence"]) - row["difficulty"]["competitor_lines"]  # competitors are facts
             assert 0.4 <= sum(line in SENTENCES for line in lines) / others <= 0.6
             assert audit(row) == [] and 4096 - 40 <= row["difficulty"]["prompt_tokens"] <= 4096
+
+
+def test_token_figures_are_a_real_pass():
+    """In the reference tokenizer the fit sums line costs and the kept prompt's encoding is laid out from the one
+    pass over its lines (``newline_additive``): every token figure of the row is what a pass over the prompt
+    gives."""
+    from lurch_tasks.core.context import measure_evidence
+    from lurch_tasks.core.tokens import reference_counter
+    from lurch_tasks.families.implicit_hop.prompt import prompt_head
+
+    counter, head = reference_counter(), len(prompt_head())
+    for name, overrides in (("implicit_hop_length", {"context_tokens": [1024, 8192], "num_samples": 2}),
+                            ("implicit_hop_compare", {"num_samples": 1}), ("implicit_hop_depth", {"filler": 0.3}),
+                            ("implicit_hop_near_miss", {"num_samples": 1}), ("implicit_hop_broken", {})):
+        task = resolve_task(name, overrides)
+        for row in iter_rows(task, range(0, task.config.size(), max(1, task.config.size() // 4))):
+            starts = counter.token_starts(row["prompt"])
+            evidence_chars = [(span["start"], span["end"]) for span in row["evidence"]]
+            measured = measure_evidence(starts, head, len(row["context"]), evidence_chars)
+            assert row["difficulty"]["prompt_tokens"] == len(starts)
+            assert row["difficulty"]["context_tokens"] == measured.context_ref_tokens
+            assert row["evidence"] == list(measured.spans)
+            assert row["difficulty"]["evidence_dispersion"] == measured.dispersion
+
+
+def test_render_facts_is_render_fact():
+    from lurch_tasks.families.implicit_hop.kb import render_facts
+
+    for seed in range(6):
+        kb = build_kb(40 + 60 * seed, seed)
+        assert render_facts(kb, list(kb.facts)) == [render_fact(kb, fact) for fact in kb.facts]

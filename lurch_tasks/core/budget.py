@@ -83,6 +83,13 @@ class PromptMeter:
     def count(self, prompt: str) -> int:
         return self.encode(prompt).tokens
 
+    def remember(self, prompt: str, encoded: Encoded) -> None:
+        """``encoded``: the exact tokenization of ``prompt`` (no chat template), composed by the caller from
+        parts it tokenized already; ``encode`` then returns it without a pass."""
+        if self.chat_template:
+            raise ValueError("remember: a prompt inside a chat template is encoded as the model reads it")
+        self._recent = [PromptEncoding(prompt, encoded, 0), *self._recent[: self.RECENT - 1]]
+
     @property
     def reads_reference(self) -> bool:
         """Whether the model reads plain prompts in the reference tokenizer (its encodings are the reference's)."""
@@ -133,14 +140,46 @@ def settle_to_budget(render: Callable[[int], str], count: Callable[[str], int], 
     return Fitted(blocks, text, tokens)
 
 
+@dataclass(frozen=True)
+class JoinedTokens:
+    """One tokenization of texts joined by a separator (and a final separator): the token starts, each text's
+    first character (``bounds``, one more than the texts), and the index of each text's first token (``cuts``;
+    a text owns the tokens that start inside it or its separator)."""
+
+    starts: np.ndarray
+    bounds: np.ndarray
+    cuts: np.ndarray
+
+    def costs(self) -> list[int]:
+        return np.diff(self.cuts).tolist()
+
+    def laid_out(self, rows: Sequence[int], offset: int) -> np.ndarray:
+        """Token starts of the texts ``rows``, each with its separator, written one after another from character
+        ``offset``: this tokenization's starts, moved, with no second pass. Exact where every join is a boundary
+        the tokenizer never merges across (``newline_additive``)."""
+        picked = np.asarray(rows, dtype=np.int64)
+        if not len(picked):
+            return np.zeros(0, dtype=np.int64)
+        first, counts = self.cuts[picked], self.cuts[picked + 1] - self.cuts[picked]
+        widths = self.bounds[picked + 1] - self.bounds[picked]
+        moved = offset + np.cumsum(widths) - widths - self.bounds[picked]  # each text's new start minus its old
+        before = np.cumsum(counts) - counts
+        index = np.arange(int(counts.sum()), dtype=np.int64) + np.repeat(first - before, counts)
+        return self.starts[index] + np.repeat(moved, counts)
+
+
+def joined_tokens(texts: Sequence[str], counter: TokenCounter, separator: str) -> JoinedTokens:
+    """One tokenization of ``texts`` joined by ``separator`` (and a final separator)."""
+    widths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) + len(separator)
+    bounds = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(widths)])
+    starts = counter.token_starts(separator.join(texts) + separator)
+    return JoinedTokens(starts, bounds, np.searchsorted(starts, bounds, side="left"))
+
+
 def _joined_cuts(texts: Sequence[str], counter: TokenCounter, separator: str) -> tuple[np.ndarray, np.ndarray,
                                                                                        np.ndarray]:
-    """One tokenization of ``texts`` joined by ``separator`` (and a final separator): the token starts, each
-    text's first character, and the index of each text's first token (a text owns the tokens that start
-    inside it or its separator)."""
-    bounds = np.cumsum([0] + [len(text) + len(separator) for text in texts])
-    starts = counter.token_starts(separator.join(texts) + separator)
-    return starts, bounds, np.searchsorted(starts, bounds, side="left")
+    joined = joined_tokens(texts, counter, separator)
+    return joined.starts, joined.bounds, joined.cuts
 
 
 def joined_costs(texts: Sequence[str], counter: TokenCounter, separator: str) -> list[int]:
@@ -152,7 +191,7 @@ def joined_costs(texts: Sequence[str], counter: TokenCounter, separator: str) ->
     (up to the list's two ends, which belong to the prompt's frame)."""
     if not texts:
         return []
-    return np.diff(_joined_cuts(texts, counter, separator)[2]).tolist()
+    return joined_tokens(texts, counter, separator).costs()
 
 
 def joined_starts(texts: Sequence[str], counter: TokenCounter, separator: str) -> list[np.ndarray]:
@@ -163,3 +202,18 @@ def joined_starts(texts: Sequence[str], counter: TokenCounter, separator: str) -
     starts, bounds, cuts = _joined_cuts(texts, counter, separator)
     cuts, firsts = cuts.tolist(), bounds.tolist()[:-1]
     return [(starts[a:b] - first).astype(np.int32) for a, b, first in zip(cuts[:-1], cuts[1:], firsts, strict=True)]
+
+
+def newline_additive(counter: TokenCounter, head: str, lines: Sequence[str]) -> bool:
+    """Whether ``head + "\\n".join(lines) + tail`` counts, in ``counter``, exactly as ``head`` alone, plus each
+    line but the last with its newline (its ``joined_costs``), plus the last line with ``tail``: so a fit can
+    sum known costs instead of tokenizing the prompt per step.
+
+    True for the reference tokenizer when ``head`` ends with a newline and no line is empty or starts with
+    whitespace. cl100k encodes each piece of its pre-tokenizing regex alone, and a newline followed by a
+    non-whitespace character always ends a piece: the regex's alternatives that match a newline are
+    ``?[^\\s\\p{L}\\p{N}]+[\\r\\n]*`` and ``\\s*[\\r\\n]+`` (tried before ``\\s+(?!\\S)``), and neither runs on
+    past the last newline of a whitespace run. A piece starting after that newline matches as it would at the
+    start of a text (the regex reads forward only)."""
+    return (counter.name == REFERENCE_TOKENIZER and head.endswith("\n")
+            and all(line and not line[0].isspace() for line in lines))

@@ -30,9 +30,10 @@ def _real_words() -> frozenset[str]:
 
 def stem(rng: StableRng, syllables: int) -> str:
     """One invented word of ``syllables`` syllables, capitalised."""
-    parts = [rng.choice(ONSETS) + rng.choice(VOWELS) + (rng.choice(CODAS) if i == syllables - 1 else "")
-             for i in range(syllables)]
-    return "".join(parts).capitalize()
+    # onset and vowel of every syllable, then the last one's coda: the draws of one choice() each, in one call
+    draws = rng.below_each([len(ONSETS), len(VOWELS)] * syllables + [len(CODAS)])
+    parts = [ONSETS[draws[2 * i]] + VOWELS[draws[2 * i + 1]] for i in range(syllables)]
+    return ("".join(parts) + CODAS[draws[-1]]).capitalize()
 
 
 class NameMaker:

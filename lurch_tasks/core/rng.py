@@ -53,7 +53,27 @@ class StableRng:
         return self._bits(53) / float(1 << 53)
 
     def choice(self, items: Sequence[T]) -> T:
-        return items[self.below(len(items))]
+        n = len(items)
+        if n <= 0:
+            raise ValueError(f"below() needs n > 0, got {n}")
+        k, bits = n.bit_length(), self._bits
+        r = bits(k)
+        while r >= n:  # below(n), inlined: knowledge bases and names draw tens of thousands of choices
+            r = bits(k)
+        return items[r]
+
+    def below_each(self, sizes: Sequence[int]) -> list[int]:
+        """``[self.below(n) for n in sizes]``, the same draws in one call (a knowledge base draws one per fact)."""
+        bits, out = self._bits, []
+        for n in sizes:
+            if n <= 0:
+                raise ValueError(f"below() needs n > 0, got {n}")
+            k = n.bit_length()
+            r = bits(k)
+            while r >= n:
+                r = bits(k)
+            out.append(r)
+        return out
 
     def shuffled(self, items: Sequence[T]) -> list[T]:
         """A new list: Fisher-Yates shuffle of ``items``."""

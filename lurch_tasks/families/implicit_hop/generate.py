@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 
-from ...core.budget import joined_costs, prompt_meter, settle_to_budget
+import numpy as np
+
+from ...core.budget import Fitted, joined_costs, joined_tokens, newline_additive, prompt_meter, settle_to_budget
 from ...core.cells import setup_instance
 from ...core.config import config_to_dict
 from ...core.context import (
@@ -18,9 +21,10 @@ from ...core.context import (
 )
 from ...core.difficulty import reasoning_depth
 from ...core.instance import Instance, instance_id
+from ...core.memory import cycles_uncollected
 from ...core.names import one_edit
 from ...core.rng import StableRng, canonical_json, derive_seed
-from ...core.tokens import reference_counter
+from ...core.tokens import StartsEncoded, reference_counter
 from ...scoring.not_found import NOT_FOUND
 from .balance import balance_compare, balance_count, compare_dated
 from .competitors import (
@@ -34,7 +38,7 @@ from .competitors import (
 )
 from .config import FACT_TOKENS_ESTIMATE, Cell, ImplicitHopConfig, shape
 from .filler import filler_lines
-from .kb import Fact, KnowledgeBase, build_kb, facts_per_person, render_fact
+from .kb import Fact, KnowledgeBase, build_kb, facts_per_person, render_fact, render_facts
 from .layout import Layout, disperse
 from .prompt import ask, item_phrase, prompt_head, render_joined, render_prompt, render_question
 from .questions import (
@@ -177,6 +181,21 @@ def mentions(fact: Fact, entity: int) -> bool:
     return fact.source == entity or (BY_ID[fact.relation].target != YEAR and fact.target == entity)
 
 
+def _lines_mentioning(entities: set[int], ids: list[int], facts: list[Fact]) -> dict[int, list[int]]:
+    """For each entity, the ``ids`` (in their order) of the facts that mention it (``mentions``), in one pass."""
+    found: dict[int, list[int]] = {entity: [] for entity in entities}
+    dated = {relation.id for relation in BY_ID.values() if relation.target == YEAR}
+    for i in ids:
+        if i >= len(facts):
+            continue
+        fact = facts[i]
+        if fact.source in found:
+            found[fact.source].append(i)
+        if fact.target in found and fact.target != fact.source and fact.relation not in dated:
+            found[fact.target].append(i)
+    return found
+
+
 def starts_first(order: list[int], evidence: int, start_lines: list[list[int]], rng: StableRng) -> list[int]:
     """The line order with every start entity mentioned before the first required fact where its facts
     allow: a start first mentioned inside the evidence would put its answer next to that mention at low
@@ -184,8 +203,10 @@ def starts_first(order: list[int], evidence: int, start_lines: list[list[int]], 
     last required fact to a seeded place before the first, so the evidence span and the dispersion stay as
     they were. Lines ``0 .. evidence - 1`` are the required facts."""
     order = list(order)
+    # positions of the evidence and the starts' lines only (a context holds thousands), kept up to date by hand
+    tracked = set().union(*start_lines)
+    position = {line: k for k, line in enumerate(order) if line < evidence or line in tracked}
     for lines in start_lines:
-        position = {line: k for k, line in enumerate(order)}
         evidence_at = [position[line] for line in range(evidence)]
         first, last = min(evidence_at), max(evidence_at)
         seen_at = [position[line] for line in lines if line in position]
@@ -194,14 +215,27 @@ def starts_first(order: list[int], evidence: int, start_lines: list[list[int]], 
         later = sorted(k for k in seen_at if k > last)
         if not later:
             continue
-        line = order.pop(later[rng.below(len(later))])
-        order.insert(rng.below(first + 1), line)
+        taken = later[rng.below(len(later))]
+        line = order.pop(taken)
+        place = rng.below(first + 1)
+        order.insert(place, line)
+        for other, k in position.items():  # the lines from its new place to its old one move one on
+            if place <= k < taken:
+                position[other] = k + 1
+        position[line] = place
     return order
 
 
 def required_keys(question: Question) -> list[tuple[str, int]]:
     """(relation, subject) of every required fact, the joins' own lookups included."""
     return [key for relations, subjects in paths(question) for key in zip(relations, subjects, strict=True)]
+
+
+def evidence_window(order: list[int], evidence: int) -> tuple[int, int]:
+    """Positions of the first and the last evidence line (lines ``0 .. evidence - 1``), each found from its end."""
+    first = next(k for k, line in enumerate(order) if line < evidence)
+    last = len(order) - 1 - next(k for k, line in enumerate(reversed(order)) if line < evidence)
+    return first, last
 
 
 def gold_like(order: list[int], evidence: int, decoys: set[int], costs: list[int], reference: list[int],
@@ -215,8 +249,7 @@ def gold_like(order: list[int], evidence: int, decoys: set[int], costs: list[int
     competitor as near as the gold fact. The ``primary`` lines take the window's slots first; of the lines left
     over, the ``closest`` go nearest the window. Lines ``0 .. evidence - 1`` are the evidence."""
     order = list(order)
-    at = [k for k, line in enumerate(order) if line < evidence]
-    first, last = min(at), max(at)
+    first, last = evidence_window(order, evidence)
     inside: dict[tuple[int, int], list[int]] = {}
     for k in range(first + 1, last):
         if order[k] >= evidence and order[k] not in decoys:
@@ -236,12 +269,17 @@ def gold_like(order: list[int], evidence: int, decoys: set[int], costs: list[int
     unplaced = ([item for item in unplaced if item[0] not in closest]
                 + [item for item in unplaced if item[0] in closest])
     # Next to the window, on the side each line came from: outside it, so the tokens inside do not change (the
-    # last nearest), and the window keeps its place (lines moved across it would push it to the middle).
-    for line, before in unplaced:
-        order.remove(line)
-        at = [k for k, other in enumerate(order) if other < evidence]
-        order.insert(min(at) if before else max(at) + 1, line)
-    return order
+    # last nearest), and the window keeps its place (lines moved across it would push it to the middle). Moved
+    # one at a time, each right before the first evidence line (after the last), they stand in turn before it
+    # (in reverse turn after it): placed so at once.
+    if not unplaced:
+        return order
+    moved = {line for line, _ in unplaced}
+    kept = [line for line in order if line not in moved]
+    first, last = evidence_window(kept, evidence)
+    before = [line for line, side in unplaced if side]
+    after = [line for line, side in reversed(unplaced) if not side]
+    return kept[:first] + before + kept[first:last + 1] + after + kept[last + 1:]
 
 
 def toward_ends(order: list[int], evidence: int, alike: set[int], costs: list[int], reference: list[int],
@@ -254,8 +292,7 @@ def toward_ends(order: list[int], evidence: int, alike: set[int], costs: list[in
     every slot holds a line of the same costs as before (the tokens and the dispersion do not move). Lines
     ``0 .. evidence - 1`` are the evidence."""
     order = list(order)
-    at = [k for k, line in enumerate(order) if line < evidence]
-    first, last = min(at), max(at)
+    first, last = evidence_window(order, evidence)
     slots: dict[tuple[int, int], list[int]] = {}
     for k in range(first + 1, last):
         if order[k] >= evidence:
@@ -286,8 +323,7 @@ def boundary_mates(order: list[int], evidence: int, mates: dict[int, list[int]],
     and the dispersion stay as they were. ``blocked`` lines never move out. Lines ``0 .. evidence - 1`` are
     the evidence."""
     order = list(order)
-    at = [k for k, line in enumerate(order) if line < evidence]
-    first, last = min(at), max(at)
+    first, last = evidence_window(order, evidence)
     for edge, step in ((first, -1), (last, 1)):
         group = [k for k, line in enumerate(order) if line in mates.get(order[edge], ()) and first < k < last]
         moved = rng.sample(group, rng.below(len(group) + 1))
@@ -380,8 +416,10 @@ def distractor_pool(kb: KnowledgeBase, required: list[Fact], question: Question,
     # Years are in the context only where a comparison asks for them: elsewhere they would be lines no
     # required fact ever looks like.
     years = question.join.kind == "compare"
-    return [f for f in kb.facts if f.key() not in needed and (years or BY_ID[f.relation].target != YEAR)
-            and (mode != "unrelated" or f.relation not in used)]
+    dated = set() if years else {r.id for r in BY_ID.values() if r.target == YEAR}
+    unused = set(BY_ID) - used if mode == "unrelated" else set(BY_ID)
+    return [f for f in kb.facts if (f.relation, f.source) not in needed and f.relation not in dated
+            and f.relation in unused]
 
 
 def broken_hop(config: ImplicitHopConfig, seed: int, split: str, cell: Cell, sample: int) -> int | None:
@@ -410,6 +448,11 @@ def expected_competitors(question: Question, level: int, missing: Fact | None) -
 
 def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, config_name: str) -> Instance:
     """Instance ``index`` of ``split``: a pure function of (family, config, seed, split, index)."""
+    with cycles_uncollected():
+        return _generate(config, seed, split, index, config_name)
+
+
+def _generate(config: ImplicitHopConfig, seed: int, split: str, index: int, config_name: str) -> Instance:
     setup = setup_instance(FAMILY, config, VOCABULARY, seed, split, index, COMPARED_KNOBS)
     cell: Cell = setup.cell
     rng_seed = setup.rng_seed
@@ -465,9 +508,12 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
     # Lines of a chain's last relation about other subjects fit right after the next relations' (rank 0): in a
     # short context they would otherwise be few, and the one nearest the start's first line the gold.
     last_relations = {b.relations[-1] for b in branches if b.relations}
-    pool = sorted(pool, key=lambda f: min(neighbours.get(f.key(), 2), 0.5 if f.relation in last_relations else 2))
+    near = {source for _, source in neighbours}  # a fact about none of them, of no last relation, ranks 2
+    ranks = [min(neighbours.get((f.relation, f.source), 2), 0.5 if f.relation in last_relations else 2)
+             if f.source in near or f.relation in last_relations else 2 for f in pool]
+    pool = [pool[k] for k in sorted(range(len(pool)), key=ranks.__getitem__)]  # stable, as sorting the facts
     facts = required + decoys + pool
-    lines = [render_fact(kb, fact) for fact in facts]
+    lines = render_facts(kb, facts)
     distractor_ids = list(range(len(required), len(lines)))
     if config.filler:  # neutral sentences take their share of the distractor lines, spread by a seeded shuffle
         filler_rng = StableRng(derive_seed(rng_seed, "filler"))
@@ -475,7 +521,8 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
         lines += filler_lines(extra, filler_rng)
         distractor_ids = filler_rng.shuffled(list(range(len(required), len(lines))))
     meter = prompt_meter(config.tokenizer, config.chat_template)
-    costs = joined_costs(lines, meter.counter, LINE_SEPARATOR)
+    joined = joined_tokens(lines, meter.counter, LINE_SEPARATOR)
+    costs = joined.costs()
     reference = costs if meter.reads_reference else joined_costs(lines, reference_counter(), LINE_SEPARATOR)
     evidence_ids = list(range(len(required)))
     decoy_ids = list(range(len(required), len(required) + len(decoys)))
@@ -490,13 +537,12 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
     rotation = StableRng(derive_seed("implicit-hop-strata", seed, split, *cell)).below(config.num_samples)
     stratum = ((setup.sample + rotation) % config.num_samples, config.num_samples)
 
-    start_lines = {b.start: [i for i in distractor_ids if i < len(facts) and mentions(facts[i], b.start)]
-                   for b in branches}
+    start_lines = _lines_mentioning({b.start for b in branches}, distractor_ids, facts)
 
     # Lines of a chain's last relation about other subjects: at dispersion 0 the evidence is one block, and the
     # line of the last relation nearest the start's first line was the answer; these lines take the block's few
     # slots (ZERO_SPREAD, ``enders_inside``) and stand nearest it.
-    enders = frozenset(i for i in alike if facts[i].relation in {b.relations[-1] for b in branches if b.relations})
+    enders = frozenset(i for i in alike if facts[i].relation in last_relations)
     primary, closest = (enders, enders) if cell.dispersion == 0 else (frozenset(decoy_ids), frozenset())
 
     # A comparison's window edges: a chain's last hop shares its group with its competitor lines, an end's year
@@ -512,7 +558,16 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
             mates[line_of[(join.relation, b.answer)]] = [i for i in years if i >= len(evidence_ids)]
     grouped = {i for lines in mates.values() for i in lines}
 
+    arrangements: dict[tuple[int, ...], tuple[Layout, list[int]]] = {}
+
     def arranged(chosen: list[int]) -> tuple[Layout, list[int]]:
+        # the fit lays out the prompt it keeps, and the instance needs that layout again: laid out once
+        key = tuple(chosen)
+        if key not in arrangements:
+            arrangements[key] = _arranged(chosen)
+        return arrangements[key]
+
+    def _arranged(chosen: list[int]) -> tuple[Layout, list[int]]:
         # The pool's rank decides which lines fit, not where they stand: in rank order the lines of the next and
         # last relations would crowd the context's start, and the one nearest a late start line would be gold.
         chosen = StableRng(derive_seed(layout_seed, "places")).shuffled(chosen)
@@ -532,7 +587,26 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
                                     StableRng(derive_seed(layout_seed, "starts")))
 
     def render(chosen: list[int]) -> str:
-        return render_prompt(LINE_SEPARATOR.join(lines[i] for i in arranged(chosen)[1]), question)
+        order = arranged(chosen)[1]
+        text = render_prompt(LINE_SEPARATOR.join([lines[i] for i in order]), question)
+        if additive and order:
+            predicted[text] = predicted_tokens(order)
+        return text
+
+    # In the reference tokenizer a prompt's count is the sum of its lines' costs (``newline_additive``): the fit
+    # sums them, and only the prompt it keeps is tokenized.
+    head, tail = prompt_head(), render_prompt("", question)[len(prompt_head()):]
+    additive = (newline_additive(meter.counter, head, lines) and not meter.chat_template
+                and render_prompt("x", question) == head + "x" + tail)
+    predicted: dict[str, int] = {}
+    head_tokens = meter.counter.count(head) if additive else 0
+
+    def predicted_tokens(order: list[int]) -> int:
+        return (head_tokens + sum(costs[i] for i in order[:-1])
+                + meter.counter.count(lines[order[-1]] + tail))
+
+    def predicted_count(text: str) -> int:
+        return predicted[text] if text in predicted else meter.count(text)
 
     frame = meter.count(render([])) - sum(costs[i] for i in evidence_ids)
     room = cell.context_tokens - frame - sum(costs[i] for i in evidence_ids)
@@ -542,8 +616,10 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
     # Every near miss, every competitor line and every year a comparison dates is in the prompt, each at a seeded
     # place among the other distractors (``gold_like`` then moves the competitor lines where the evidence lines are).
     near_keys = {f.key() for f in near_facts} if near_misses else set()
+    special = near_keys | dated
+    low, high = len(required), len(required) + len(decoys)  # the competitor lines
     forced = [i for i in distractor_ids if i < len(facts)
-              and (facts[i].key() in near_keys or facts[i].key() in dated or i in decoy_ids)]
+              and (low <= i < high or (special and (facts[i].relation, facts[i].source) in special))]
     if forced:
         # a forced fact line takes the place of another fact, not of a filler line: the filler keeps its share
         fitting, rest = _with_lines(fitting, rest, forced, costs, room, StableRng(derive_seed(rng_seed, "near-places")),
@@ -558,9 +634,18 @@ def generate(config: ImplicitHopConfig, seed: int, split: str, index: int, confi
         keep = must | frozenset(optional[:n])
         return [i for i in distractor_ids if i in keep]
 
-    fitted = settle_to_budget(lambda n: render(chosen(n)), meter.count, len(fitting) - len(must),
-                              cell.context_tokens, 0, len(optional))
+    def settle(count: Callable[[str], int]) -> Fitted:
+        return settle_to_budget(lambda n: render(chosen(n)), count, len(fitting) - len(must), cell.context_tokens, 0,
+                                len(optional))
+
+    fitted = settle(predicted_count if additive else meter.count)
     layout, order = arranged(chosen(fitted.blocks))
+    if additive and order:  # the kept prompt's tokens from its parts' (the lines' from the one pass over them)
+        last = lines[order[-1]] + tail
+        context_before = len(fitted.text) - len(head) - len(last)
+        starts = np.concatenate([meter.counter.token_starts(head), joined.laid_out(order[:-1], len(head)),
+                                 meter.counter.token_starts(last) + len(head) + context_before])
+        meter.remember(fitted.text, StartsEncoded(starts))
     return _instance(config, config_name, seed, split, index, cell, kb, question_drawn, required, lines, order,
                      layout, meter, fitted.text, question, setup, near_misses, reference, facts, len(decoys), balanced,
                      (hop, missing))
@@ -583,10 +668,13 @@ def _with_lines(fitting: list[int], rest: list[int], wanted: list[int], costs: l
                 rng: StableRng, kept: set[int] = frozenset()) -> tuple[list[int], list[int]]:
     """``wanted`` lines all fitted, each at a seeded place, with the last other fitted lines (those not in
     ``kept`` first) moved to the rest until the costs fit ``room`` again."""
-    fitting = [i for i in fitting if i not in wanted]
-    rest = [i for i in rest if i not in wanted]
-    while wanted and fitting and sum(costs[i] for i in fitting + wanted) > room:
+    moved = set(wanted)
+    fitting = [i for i in fitting if i not in moved]
+    rest = [i for i in rest if i not in moved]
+    total = sum(costs[i] for i in fitting) + sum(costs[i] for i in wanted)
+    while wanted and fitting and total > room:
         last = next((k for k in range(len(fitting) - 1, -1, -1) if fitting[k] not in kept), len(fitting) - 1)
+        total -= costs[fitting[last]]
         rest.insert(0, fitting.pop(last))
     for line in wanted:
         fitting.insert(rng.below(len(fitting) + 1), line)
@@ -660,7 +748,10 @@ def _instance(config, config_name, seed, split, index, cell, kb, question_drawn,
               broken=(None, None)) -> Instance:
     hop, missing = broken
     branches = question_drawn.branches
-    present = {facts[i].key() for i in order if i < len(facts)}
+    subjects = {subject for _, subject in hops(question_drawn)}  # competitor_counts reads only their keys
+    laid_out = set(order)
+    present = {(fact.relation, fact.source) for i, fact in enumerate(facts)
+               if fact.source in subjects and i in laid_out}
     competitors = competitor_counts(question_drawn, present)
     if competitors != expected_competitors(question_drawn, config.competitors_per_hop, missing):
         raise RuntimeError(f"competitors per hop {competitors} miss the level {config.competitors_per_hop}; this is a "
@@ -668,7 +759,7 @@ def _instance(config, config_name, seed, split, index, cell, kb, question_drawn,
     join = question_drawn.join
     laid = [lines[i] for i in order]
     context = LINE_SEPARATOR.join(laid)
-    position = {line: k for k, line in enumerate(order)}
+    position = {line: k for k, line in enumerate(order) if line < len(required)}
     evidence_chars = sorted(line_char_spans(laid, [position[i] for i in range(len(required))], LINE_SEPARATOR))
     encoding = meter.encode(prompt)
     context_start = len(prompt_head())
@@ -691,7 +782,7 @@ def _instance(config, config_name, seed, split, index, cell, kb, question_drawn,
         "branches": len(branches),
         "questions": len(branches) if join.kind == "list" else 1,
         "competitors_per_hop": config.competitors_per_hop,
-        "competitor_lines": sum(1 for i in order if len(required) <= i < len(required) + decoys),
+        "competitor_lines": sum(1 for i in range(len(required), len(required) + decoys) if i in laid_out),
         "num_facts": len(order),
         "broken": missing is not None,
     }

@@ -11,6 +11,8 @@ differ.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
+from string import Formatter
 
 from ...core.names import NameMaker
 from ...core.rng import StableRng, derive_seed
@@ -44,7 +46,7 @@ class KnowledgeBase:
     def by_key(self) -> dict[tuple[str, int], Fact]:
         cached = self.__dict__.get("_by_key")
         if cached is None:
-            cached = {fact.key(): fact for fact in self.facts}
+            cached = {(fact.relation, fact.source): fact for fact in self.facts}  # fact.key(), without the calls
             object.__setattr__(self, "_by_key", cached)
         return cached
 
@@ -92,7 +94,9 @@ def build_kb(people: int, seed: int) -> KnowledgeBase:
     values: dict[tuple[str, int], int] = {}
     for relation in RELATIONS:
         values.update(_assign(relation, ids, values, rng))
-    facts = [Fact(r, s, t, rng.below(len(_relation(r).facts))) for (r, s), t in values.items()]
+    phrasings = {relation.id: len(relation.facts) for relation in RELATIONS}
+    draws = rng.below_each([phrasings[r] for r, _ in values])
+    facts = [Fact(r, s, t, phrasing) for ((r, s), t), phrasing in zip(values.items(), draws, strict=True)]
     return KnowledgeBase(tuple(names), tuple(types), tuple(rng.shuffled(facts)))
 
 
@@ -116,11 +120,23 @@ def _assign(relation: Relation, ids: dict[str, list[int]], values: dict[tuple[st
                                                                                              relation.target)]
 
     def banned_for(source: int) -> set[int]:
-        return {source} | {values[(other, source)] for other in siblings if (other, source) in values}
+        banned = {source}
+        for other in siblings:
+            value = values.get((other, source))
+            if value is not None:
+                banned.add(value)
+        return banned
 
+    # the values of the siblings dealt already, per source in ``sources`` order: a card's clash is read off them
+    # without building every source's banned set (a sibling deals every source at once, or none yet)
+    columns = [[values[(other, s)] for s in sources] for other in siblings if sources and (other, sources[0]) in values]
     for position, source in enumerate(sources):
-        banned = banned_for(source)
-        if deck[position] in banned:  # swap with a later card that fits here and whose source accepts ours
+        card = deck[position]
+        clash = card == source
+        for column in columns:
+            clash = clash or column[position] == card
+        if clash:  # swap with a later card that fits here and whose source accepts ours
+            banned = banned_for(source)
             for later in range(position + 1, len(deck)):
                 other = sources[later]
                 other_banned = banned_for(other)
@@ -139,3 +155,32 @@ def render_fact(kb: KnowledgeBase, fact: Fact) -> str:
     target = str(fact.target) if relation.target == YEAR else kb.names[fact.target]
     text = relation.facts[fact.phrasing].format(s=kb.names[fact.source], t=target)
     return text[0].upper() + text[1:]
+
+
+def render_facts(kb: KnowledgeBase, facts: list[Fact]) -> list[str]:
+    """``render_fact`` of every fact, for a whole context at once: each template split once into its literal
+    text and its two fields, a sentence then joined from five strings (a third of ``str.format``'s time)."""
+    templates = {(r.id, k): (_split_template(template), r.target == YEAR)
+                 for r in RELATIONS for k, template in enumerate(r.facts)}
+    names, out = kb.names, []
+    for fact in facts:
+        (first, field_1, middle, field_2, last), dated = templates[(fact.relation, fact.phrasing)]
+        source, target = names[fact.source], str(fact.target) if dated else names[fact.target]
+        text = (first + (source if field_1 == "s" else target) + middle + (source if field_2 == "s" else target)
+                + last)
+        out.append(text if "A" <= text[0] <= "Z" else text[0].upper() + text[1:])  # a name first: capitalised
+    return out
+
+
+@cache
+def _split_template(template: str) -> tuple[str, str, str, str, str]:
+    """(literal, field, literal, field, literal) of a template with the fields ``{s}`` and ``{t}`` once each
+    (every relation's are: ``schema``), as ``str.format`` reads it."""
+    parsed = list(Formatter().parse(template))
+    fields = [(text, field) for text, field, spec, conversion in parsed if field is not None and not spec
+              and not conversion]
+    tail = "".join(text for text, field, _, _ in parsed if field is None)
+    if len(parsed) - (tail != "") != 2 or sorted(field for _, field in fields) != ["s", "t"]:
+        raise ValueError(f"fact template {template!r}: allowed: the fields {{s}} and {{t}} once each")
+    (first, field_1), (middle, field_2) = fields
+    return first, field_1, middle, field_2, tail

@@ -45,7 +45,8 @@ def _continuing(entity_type: str) -> tuple[str, ...]:
 def sample_branch(kb: KnowledgeBase, hops: int, rng: StableRng, taken: set[int]) -> Branch:
     """One branch of ``hops`` lookups through entities not in ``taken``: a seeded start among the types a
     chain of that length can leave, then at every hop a seeded relation (any relation on the last hop)."""
-    starts = [e for e, t in enumerate(kb.types) if _continuing(t) or (hops == 1 and outgoing(t))]
+    leaving = {t for t in set(kb.types) if _continuing(t) or (hops == 1 and outgoing(t))}
+    starts = [e for e, t in enumerate(kb.types) if t in leaving]
     for _ in range(MAX_ATTEMPTS):
         current = rng.choice(starts)
         if current in taken:
