@@ -79,6 +79,17 @@ def load_offline_encoding(encoding_name: str):
                              special_tokens=dict(spec.special_tokens))
 
 
+def offline_encoding_stamp(encoding) -> str | None:
+    """What identifies the tokenization of an Encoding built by ``load_offline_encoding`` from a file of known hash
+    (the spec and the tiktoken version), for keys of tables derived from it; None when it came another way."""
+    spec = _OFFLINE_SPECS.get(encoding.name)
+    if spec is None or encoding._pat_str != spec.pat_str or encoding._special_tokens != dict(spec.special_tokens):
+        return None
+    from importlib.metadata import version
+
+    return hashlib.sha256(repr((spec, version("tiktoken"))).encode("utf-8")).hexdigest()
+
+
 def token_byte_lengths(encoding) -> np.ndarray:
     """Byte length of every token id of a tiktoken Encoding (special tokens: their text's; 0 for unused ids),
     what ``len(encoding.decode_single_token_bytes(id))`` gives, read from the ranks instead of 100k Rust calls."""
@@ -193,6 +204,12 @@ class TiktokenCounter:
         """Byte length of every token id (0 for ids that are not tokens)."""
         return token_byte_lengths(self._enc)
 
+    @cached_property
+    def table_stamp(self) -> str | None:
+        """A content key of the tokenization, for derived tables cached on disk (``core.disk_cache``); counters
+        without the attribute, or with None, have their tables built in memory."""
+        return offline_encoding_stamp(self._enc)
+
     def token_starts(self, text: str) -> np.ndarray:
         # encode_to_numpy with no special tokens allowed or refused is encode_ordinary, straight into an array
         lengths = self._token_bytes[self._enc.encode_to_numpy(text, disallowed_special=())]
@@ -219,6 +236,8 @@ class HFTokenCounter:
         # keep the tokenizer's own limit for the window check (harness.window).
         self.model_max_length = self._tok.model_max_length
         self._tok.model_max_length = 10**30
+
+    table_stamp = None  # no cheap content key of a Hugging Face tokenizer: its tables are built in memory
 
     @cached_property
     def _backend(self):
