@@ -6,6 +6,7 @@ one."""
 from __future__ import annotations
 
 from functools import cache
+from itertools import chain
 
 from .rng import StableRng
 from .vocab import load_words
@@ -23,9 +24,9 @@ ARTEFACT_KINDS = ("Codex", "Manuscript", "Chronicle", "Astrolabe", "Tapestry", "
 @cache
 def _real_words() -> frozenset[str]:
     """Lower-case real words and names an invented stem must not equal."""
-    cities = (line.split("|")[0] for line in load_words("cities.txt"))
-    return frozenset(w.lower() for w in (*load_words("english_words.txt"), *load_words("last_names.txt"),
-                                         *load_words("first_names.txt"), *cities))
+    cities = (line.split("|", 1)[0] for line in load_words("cities.txt"))
+    return frozenset(map(str.lower, chain(load_words("english_words.txt"), load_words("last_names.txt"),
+                                          load_words("first_names.txt"), cities)))
 
 
 def stem(rng: StableRng, syllables: int) -> str:

