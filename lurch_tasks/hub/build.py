@@ -1,6 +1,6 @@
 """``lurch materialize``: plan the files, write them (in this process, in worker processes, in shards or on Ray),
-then finalize: measure what covers all files (fingerprints, the card's shortcut audit), write the card and the
-manifest, and move the folder into place."""
+then finalize: merge what covers all files (fingerprints, the card's shortcut audit, whose rows the writing
+workers measured), write the card and the manifest, and move the folder into place."""
 
 from __future__ import annotations
 
