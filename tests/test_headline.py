@@ -215,22 +215,3 @@ def test_an_umbrella_run_logged_under_family_tasks_validates_and_reports_member_
     document["results"]["family_recon"]["score,none"] = 0.5
     results.write_text(json.dumps(document))
     assert any(p.startswith("family_recon: results claim score = 0.5") for p in validate(out).problems)
-
-
-def test_interleaved_dataset_is_the_python_interleave() -> None:
-    """The family task's docs taken in Arrow are the rows and features the Python round robin gives."""
-    import datasets
-
-    from lurch_tasks.harness.family_tasks import interleave, interleaved_dataset
-
-    def rows(tag: str, n: int, extra: object = None) -> list[dict]:
-        return [{"id": f"{tag}{k}", "score": k / 3, "nested": [{"a": k}], "extra": extra} for k in range(n)]
-
-    same = [rows("a", 3), rows("b", 1), rows("c", 4), []]
-    mixed = [rows("a", 2), rows("b", 3, extra="text")]  # a column null in one member: features differ
-    for lists in (same, mixed, [rows("a", 2)]):
-        built = [datasets.Dataset.from_list(docs) for docs in lists]
-        expected = datasets.Dataset.from_list(interleave(lists))
-        got = interleaved_dataset(built)
-        assert got.features == expected.features
-        assert got.to_list() == expected.to_list()

@@ -84,6 +84,7 @@ def build_family_docs(task_name: str, **metadata: Any) -> dict[str, Any]:
     """The family task's docs as {split: datasets.Dataset}: every member's docs (``tasks.build_docs`` with the same
     metadata), interleaved. With ``max_docs`` (``lurch eval --limit N``) each member generates its share only. A
     member no doc of which fits the model's window is left out with one warning line (an error with ``strict``)."""
+    import datasets
 
     from .tasks import build_docs
 
@@ -96,38 +97,16 @@ def build_family_docs(task_name: str, **metadata: Any) -> dict[str, Any]:
     share = dict(metadata)
     if request.max_docs is not None:
         share["max_docs"] = math.ceil(request.max_docs / len(names))
-    built = []
+    columns = []
     for name in names:
         try:
-            built.append(build_docs(name, **share)[request.split])
+            columns.append(build_docs(name, **share)[request.split].to_list())
         except ConfigError as error:
             if request.strict:
                 raise
             warn(f"{task_name}: leaving out {name}: {error}")
-    if not any(len(docs) for docs in built):
+    rows = interleave(columns)
+    if not rows:
         raise ConfigError(f"{task_name}: no member task has a doc for this run; allowed: a model whose window fits "
                           "the family's shortest cases")
-    return {request.split: interleaved_dataset(built)}
-
-
-def interleave_order(sizes: list[int]) -> list[int]:
-    """Row numbers, in the concatenation of lists of ``sizes``, that ``interleave`` puts in order."""
-    starts = [sum(sizes[:k]) for k in range(len(sizes))]
-    return [start + position for position in range(max(sizes, default=0))
-            for start, size in zip(starts, sizes, strict=True) if position < size]
-
-
-def interleaved_dataset(built: list[Any]) -> Any:
-    """``interleave`` of the members' datasets, as one dataset. When every member has the same features, the rows
-    are taken in Arrow (no Python copy of every doc: memory stays near the docs' own size); otherwise the rows go
-    through Python, whose type inference over all of them unifies the members' features."""
-    import datasets
-    import pyarrow as pa
-    from datasets.table import InMemoryTable
-
-    built = [docs for docs in built if len(docs)]
-    if all(docs.features == built[0].features and docs._indices is None for docs in built):
-        table = pa.concat_tables([docs.data.table for docs in built])
-        table = table.take(pa.array(interleave_order([len(docs) for docs in built]), type=pa.int64()))
-        return datasets.Dataset(InMemoryTable(table), info=datasets.DatasetInfo(features=built[0].features))
-    return datasets.Dataset.from_list(interleave([docs.to_list() for docs in built]))
+    return {request.split: datasets.Dataset.from_list(rows)}

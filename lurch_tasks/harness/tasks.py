@@ -29,6 +29,7 @@ def build_docs(task_name: str, **metadata: Any) -> dict[str, Any]:
     With the model's window known (``window.model_window``), lengths whose prompt + ``max_gen_toks`` cannot fit
     are left out with one warning line (an error with ``strict``), and any remaining doc that would not fit
     in the model's tokenizer is dropped too: lm-eval would otherwise truncate its instructions away."""
+    import datasets
 
     registered = get_task(task_name)
     family = get_family(registered.family)
@@ -79,27 +80,7 @@ def build_docs(task_name: str, **metadata: Any) -> dict[str, Any]:
         raise ConfigError(f"{task_name}: no doc fits the model's {window.tokens}-token window ({window.source}); "
                           "allowed: shorter max_seq_lengths or a smaller max_gen_toks")
     run = run_keys(metadata.get("think_end_token"), request.bins, _max_gen_toks(request, family, config))
-    return {"test": docs_dataset(rows, run)}
-
-
-DOC_CHUNK = 32  # rows converted to Arrow at a time: the conversion's transient copies stay a chunk's size
-
-
-def docs_dataset(rows: list[dict], run: dict[str, Any]) -> Any:
-    """``Dataset.from_list`` of the rows (each with the ``run`` keys), converted a chunk at a time and joined in
-    Arrow when every chunk infers the same features (else in one go: inference over all rows unifies them), so the
-    conversion's transient copies do not grow with the number of docs. The same rows and features either way."""
-    import datasets
-    import pyarrow as pa
-    from datasets.table import InMemoryTable
-
-    chunks = [datasets.Dataset.from_list([{**row, **run} for row in rows[start:start + DOC_CHUNK]])
-              for start in range(0, len(rows), DOC_CHUNK)]
-    if len(chunks) <= 1 or any(chunk.features != chunks[0].features for chunk in chunks):
-        chunks.clear()
-        return datasets.Dataset.from_list([{**row, **run} for row in rows])
-    table = pa.concat_tables([chunk.data.table for chunk in chunks])
-    return datasets.Dataset(InMemoryTable(table), info=datasets.DatasetInfo(features=chunks[0].features))
+    return {"test": datasets.Dataset.from_list([{**row, **run} for row in rows])}
 
 
 def run_keys(token: object, bins: bool, gen_budget: int) -> dict[str, Any]:
