@@ -5,6 +5,7 @@ read back from the written files."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import statistics
 from pathlib import Path
 
@@ -27,8 +28,11 @@ from lurch_tasks.core.shortcuts import (
     run_audit,
     spread_indices,
 )
+from lurch_tasks.hub import MaterializeRequest, materialize, summarize_folder
 from lurch_tasks.hub import build as hub_build
-from lurch_tasks.hub import materialize, summarize_folder
+from lurch_tasks.hub import write as hub_write
+from lurch_tasks.hub.shards import finalize, write_shard
+from lurch_tasks.hub.store import Store
 
 CASES = {
     "find_the_origin_random": {"context_tokens": [384], "num_samples": 1},
@@ -115,7 +119,7 @@ def test_streamed_audit_equals_the_list_audit_float_for_float(name: str) -> None
 
 def test_card_audit_is_the_audit_of_the_evenly_spaced_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     name = "memory_drift_edge_decoys"
-    monkeypatch.setattr(hub_build, "AUDIT_ROWS", 5)
+    monkeypatch.setattr(hub_write, "AUDIT_ROWS", 5)
     out = materialize([name], tmp_path / "out", overrides=CASES[name], progress=False)
     task = resolve_task(name, CASES[name])
     chosen = spread_indices(task_size(task), 5)
@@ -124,3 +128,60 @@ def test_card_audit_is_the_audit_of_the_evenly_spaced_rows(tmp_path: Path, monke
     [summary] = summarize_folder(out)
     lines = lines_to_json(expected.lines)
     assert summary.shortcut_audit == {"rows": len(chosen), "passed": expected.passed, "lines": lines}
+
+
+# ---------------------------------------------------------------- the audit measured where the rows are written
+
+SPLIT_CASES = {  # (config, overrides, limit, rows per file): several files, a family with calibration rows
+    "memory_drift_edge_decoys": (CASES["memory_drift_edge_decoys"], None, 2),
+    "implicit_hop_depth": (None, 9, 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SPLIT_CASES))
+def test_audit_measured_per_file_is_the_serial_audit(name: str, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workers measure the audited rows of the files they write; finalize replays those measures. The card
+    must carry exactly the audit the old finalize computed by reading every audited row back (``serial_audit``),
+    whether the files were written by worker processes or by separate shards."""
+    overrides, limit, per_file = SPLIT_CASES[name]
+    monkeypatch.setattr(hub_write, "AUDIT_ROWS", 5)
+    request = MaterializeRequest.create([name], overrides, None, limit, per_file)
+    assert len(request.files) >= 3
+    read_rows = hub_build._read_rows
+
+    def no_reading(*args: object) -> None:
+        raise AssertionError("finalize read rows back although the workers measured them")
+
+    monkeypatch.setattr(hub_build, "_read_rows", no_reading)
+    pooled = materialize([name], tmp_path / "pooled", overrides=overrides, limit=limit,
+                         max_rows_per_file=per_file, num_proc=2, progress=False)
+    monkeypatch.setattr(hub_build, "_read_rows", read_rows)
+    reference = hub_build.serial_audit(request, name, Store.at(str(pooled)))
+    monkeypatch.setattr(hub_build, "_read_rows", no_reading)
+    assert reference["rows"] == 5
+    [summary] = summarize_folder(pooled)
+    assert summary.shortcut_audit == reference
+
+    sharded = tmp_path / "sharded"
+    for shard in range(2):
+        write_shard(request, str(sharded), shard, 2, progress=False)
+    staged = list(tmp_path.glob(".sharded*/records/*/*.json"))
+    assert staged and all(json.loads(p.read_text())["audit"] for p in staged[:1])
+    finalize(str(sharded), progress=False)
+    [summary] = summarize_folder(sharded)
+    assert summary.shortcut_audit == reference
+
+
+def test_records_without_measures_are_read_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A record of an older run (no ``audit``) or an unreadable one: finalize reads those rows back instead."""
+    name = "implicit_hop_depth"
+    monkeypatch.setattr(hub_write, "AUDIT_ROWS", 4)
+    request = MaterializeRequest.create([name], None, None, 8, 2)
+    out = materialize([name], tmp_path / "out", limit=8, max_rows_per_file=2, progress=False)
+    store = Store.at(str(out))
+    reference = hub_build.serial_audit(request, name, store)
+    records = {f.path: hub_write.FileRecord(f.path, "", 0, f.rows, 0, ()) for f in request.files}
+    assert hub_build._audit(request, name, store, records) == reference
+    broken = {path: dataclasses.replace(r, audit="not base64!") for path, r in records.items()}
+    assert hub_build._audit(request, name, store, broken) == reference

@@ -120,6 +120,19 @@ def _status(score: float, chance: float, expected: bool, paper_faithful: bool, m
     return KNOWN if paper_faithful else FAIL
 
 
+@dataclass(frozen=True)
+class RowMeasure:
+    """What the audit keeps of one audited row: small, and enough to replay the row into the totals."""
+
+    slot: str
+    measured_chance: float | None  # the chance guess's score, when the slot has no exact chance
+    row_chance: float  # the chance the learned probe's row is compared with
+    item: ProbeItem | None  # the learned probe's view of the row
+    scored: dict | None  # the row without its text, for the learned probe's scoring
+    scores: tuple[tuple[float, ...], ...]  # per shortcut, per variant
+    probes: tuple[Any, ...]  # per probe: a numeric probe's AUC (or None), a categorical one's (label, gold) list
+
+
 class StreamingAudit:
     """The audit of one config fed a row at a time, keeping only small per-row results (scores, AUCs, probe
     labels), never the rows: memory stays flat in the number of rows. :func:`run_audit` is this over a list.
@@ -161,34 +174,62 @@ class StreamingAudit:
         return self.exact_chance if exact is None else exact
 
     def add(self, row: dict) -> None:
-        self.rows += 1
+        self.absorb(self.measure(row))
+
+    def measure(self, row: dict) -> RowMeasure:
+        """Everything the audit keeps of ``row`` (a pure function of the row: it can run in the worker that
+        generated it); :meth:`absorb` adds it to the totals."""
         slot = self.slot_of(row)
-        self._slot_rows[slot] = self._slot_rows.get(slot, 0) + 1
         row_chance = self._exact(slot)
+        measured = None
         if row_chance is None:
-            row_chance = self.score(row, self.guess(row["prompt"], 0) or "")["score"]
-            self._chance.setdefault(slot, []).append(row_chance)
-        if self.learned is not None and (item := self.learned.read(row)) is not None:
-            self._items.append(item)
-            self._scored.append({k: v for k, v in row.items() if k not in BULKY_FIELDS})
-            self._item_chances.append(row_chance)
-        for shortcut, sums in zip(self.shortcuts, self._sums, strict=True):
-            for k, variant in enumerate(shortcut.variants):
-                value = self.score(row, shortcut.answer(row["prompt"], variant))["score"]
+            measured = row_chance = self.score(row, self.guess(row["prompt"], 0) or "")["score"]
+        item = self.learned.read(row) if self.learned is not None else None
+        scored = None if item is None else {k: v for k, v in row.items() if k not in BULKY_FIELDS}
+        scores = tuple(tuple(self.score(row, shortcut.answer(row["prompt"], variant))["score"]
+                             for variant in shortcut.variants) for shortcut in self.shortcuts)
+        probes: list[Any] = []
+        for probe in self.probes:
+            if probe.categorical:
+                probes.append(list(probe.features(row)))
+            else:
+                probes.append(rank_auc(probe.features(row)))
+        return RowMeasure(slot, measured, row_chance, item, scored, scores, tuple(probes))
+
+    def absorb(self, measure: RowMeasure) -> None:
+        """Add one row's measure; rows must be absorbed in row order (every sum runs in that order)."""
+        self.rows += 1
+        slot = measure.slot
+        self._slot_rows[slot] = self._slot_rows.get(slot, 0) + 1
+        if measure.measured_chance is not None:
+            self._chance.setdefault(slot, []).append(measure.measured_chance)
+        if measure.item is not None:
+            self._items.append(measure.item)
+            self._scored.append(measure.scored)
+            self._item_chances.append(measure.row_chance)
+        for values, sums in zip(measure.scores, self._sums, strict=True):
+            for k, value in enumerate(values):
                 cell = sums.setdefault((k, slot), [0.0, 0.0])
                 cell[0] += value
                 cell[1] += value * value
-        for probe, aucs, pooled in zip(self.probes, self._aucs, self._pooled, strict=True):
+        for probe, value, aucs, pooled in zip(self.probes, measure.probes, self._aucs, self._pooled, strict=True):
             if probe.categorical:
-                pooled.extend(probe.features(row))
-            elif (auc := rank_auc(probe.features(row))) is not None:
-                aucs.append(auc)
+                pooled.extend(value)
+            elif value is not None:
+                aucs.append(value)
 
     def add_calibration(self, row: dict) -> None:
+        self.absorb_calibration(self.calibration_labels(row))
+
+    def calibration_labels(self, row: dict) -> tuple[list[tuple[Any, bool]], ...]:
+        """What the categorical probes learn of a calibration row (one list per categorical probe)."""
+        return tuple(list(probe.features(row)) for probe in self.probes if probe.categorical)
+
+    def absorb_calibration(self, labels: Sequence[Sequence[tuple[Any, bool]]]) -> None:
         self._calibrated = True
-        for probe, learned in zip(self.probes, self._learned, strict=True):
-            if probe.categorical:
-                learned.extend(probe.features(row))
+        learned = [bucket for probe, bucket in zip(self.probes, self._learned, strict=True) if probe.categorical]
+        for bucket, values in zip(learned, labels, strict=True):
+            bucket.extend(values)
 
     def _slot_chance_mean(self, slot: str) -> float:
         exact = self._exact(slot)
@@ -387,6 +428,71 @@ def audit_task(task: Any, n: int | None = None, split: str = "test", progress: b
     return auditor.result()
 
 
+@dataclass(frozen=True)
+class AuditEntry:
+    """One audited row as a worker measured it: its index, its measure, its calibration row's labels."""
+
+    index: int
+    measure: RowMeasure
+    calibration: tuple[list[tuple[Any, bool]], ...] | None
+
+    def to_json(self) -> Any:
+        return to_tagged((self.index, self.measure, self.calibration))
+
+    @classmethod
+    def from_json(cls, data: Any) -> AuditEntry:
+        index, measure, calibration = from_tagged(data)
+        return cls(index, measure, calibration)
+
+
+# Audit entries travel through JSON files (a sharded run's records): tuples, dicts with any keys and the audit's
+# dataclasses are tagged so that what is read back is equal, type for type, to what was measured (a label that
+# was a tuple must stay one: it is a dict key of the categorical probes). Floats survive JSON exactly (repr).
+_TAGGED: dict[str, Any] = {}
+
+
+def _tag_types() -> dict[str, Any]:
+    if not _TAGGED:
+        from .probe import Candidate
+
+        _TAGGED.update({"RowMeasure": RowMeasure, "ProbeItem": ProbeItem, "Candidate": Candidate})
+    return _TAGGED
+
+
+def to_tagged(value: Any) -> Any:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, list):
+        return [to_tagged(v) for v in value]
+    if isinstance(value, tuple):
+        return {"tuple": [to_tagged(v) for v in value]}
+    if isinstance(value, dict):
+        return {"dict": [[to_tagged(k), to_tagged(v)] for k, v in value.items()]}
+    name = type(value).__name__
+    if dataclasses.is_dataclass(value) and _tag_types().get(name) is type(value):
+        return {name: [to_tagged(getattr(value, f.name)) for f in dataclasses.fields(value)]}
+    raise TypeError(f"audit entry: {type(value).__name__} cannot be stored; allowed: JSON values, tuples, dicts, "
+                    "RowMeasure, ProbeItem, Candidate")
+
+
+def from_tagged(value: Any) -> Any:
+    if isinstance(value, list):
+        return [from_tagged(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if len(value) != 1:
+        raise ValueError("audit entry: an untagged object; allowed: what lurch wrote")
+    (tag, body), = value.items()
+    if tag == "tuple":
+        return tuple(from_tagged(v) for v in body)
+    if tag == "dict":
+        return {from_tagged(k): from_tagged(v) for k, v in body}
+    cls = _tag_types().get(tag)
+    if cls is None:
+        raise ValueError(f"audit entry: unknown tag {tag!r}; allowed: what lurch wrote")
+    return cls(*(from_tagged(v) for v in body))
+
+
 class TaskAuditor:
     """The shortcut audit of ``task`` on rows fed one at a time (e.g. while a materialize run streams them);
     each row is dropped once its scores are taken.
@@ -412,11 +518,24 @@ class TaskAuditor:
                                      family.learned_probe if learned else None, family.audit_slot, family.slot_chance)
 
     def add(self, row: dict) -> None:
+        self.absorb(self.measure(row))
+
+    def measure(self, row: dict) -> AuditEntry:
+        """What the audit keeps of ``row`` and of its calibration row (generated here): a pure function of the
+        row, so a worker can measure the rows it wrote and the totals be replayed later, in row order."""
         from .generation import generate_row
 
-        self._audit.add(row)
+        calibration = None
         if self._calibration_task is not None:
-            self._audit.add_calibration(generate_row(self._calibration_task, row["index"], self.split))
+            calibration = self._audit.calibration_labels(
+                generate_row(self._calibration_task, row["index"], self.split))
+        return AuditEntry(row["index"], self._audit.measure(row), calibration)
+
+    def absorb(self, entry: AuditEntry) -> None:
+        """Add a measured row: the same totals as :meth:`add` on the row, when entries come in row order."""
+        self._audit.absorb(entry.measure)
+        if entry.calibration is not None:
+            self._audit.absorb_calibration(entry.calibration)
 
     def result(self) -> TaskAudit:
         return TaskAudit(self.task.name, self._audit.rows, self.task.paper_faithful, tuple(self._audit.lines()))

@@ -9,7 +9,8 @@ Folder layout::
 Every Parquet file carries two schema-metadata entries: ``huggingface`` (the datasets Features, so
 ``load_dataset`` restores exact types) and ``lurch`` (canonical JSON describing how the config was
 generated and its row count, plus the file's own place in the plan under ``file``). What covers all files of a
-config -- its fingerprint and shortcut audit -- is measured when the run is finalized and kept in the manifest;
+config -- its fingerprint and shortcut audit -- is merged when the run is finalized (each file's audited rows
+are measured by the worker that wrote it) and kept in the manifest;
 the card is rendered from the footers and the manifest.
 """
 

@@ -7,7 +7,8 @@ system: a local folder, NFS, or an fsspec URL such as ``s3://bucket/prefix``)::
 
     plan.json                                 the request and its plan digest (every shard checks it is the same)
     build/<config>/test-KKKKK-of-NNNNN.parquet   the planned files, each written under a temporary name and moved
-    records/<config>/test-KKKKK-of-NNNNN.json    per file: SHA-256, sizes, row content hashes (after the move)
+    records/<config>/test-KKKKK-of-NNNNN.json    per file: SHA-256, sizes, row content hashes, the audit measures of its
+                                                 audited rows (after the move)
     shards/shard-IIIII-of-NNNNN.json          per shard, once all its files are recorded
 
 Nothing appears in ``OUT`` before the finalize step: a folder that ``lurch validate`` or ``load_dataset`` would

@@ -4,9 +4,11 @@ run, in a worker process, in a shard process on another machine and in a Ray tas
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
-from collections.abc import Callable
+import zlib
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import Any
@@ -19,6 +21,7 @@ from .. import __version__
 from ..core.config import config_to_dict
 from ..core.generation import generate_row
 from ..core.rng import canonical_json
+from ..core.shortcuts import AuditEntry, TaskAuditor, spread_indices
 from ..dataset_builders._builder import (
     SPLIT,
     num_rows,
@@ -27,7 +30,7 @@ from ..dataset_builders._builder import (
     task_features,
     type_mismatches,
 )
-from .layout import FILE_KEY, HF_META_KEY, META_KEY, PARQUET_OPTIONS, ROW_GROUP_BYTES, ROW_GROUP_ROWS
+from .layout import AUDIT_ROWS, FILE_KEY, HF_META_KEY, META_KEY, PARQUET_OPTIONS, ROW_GROUP_BYTES, ROW_GROUP_ROWS
 from .plan import LAYOUT_VERSION, MaterializeRequest, PlannedFile
 from .store import Store
 
@@ -42,6 +45,9 @@ class FileRecord:
     num_rows: int
     num_bytes: int  # uncompressed data size (the sum of the row groups' sizes), as the card reports it
     row_hashes: tuple[str, ...]  # content hash of every row, in index order
+    # the card's shortcut audit of the file's audited rows, measured by the process that wrote them
+    # (``encode_audit``); None in a record of an older run: finalize then reads those rows back
+    audit: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "row_hashes": list(self.row_hashes)}
@@ -49,6 +55,30 @@ class FileRecord:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> FileRecord:
         return cls(**{**data, "row_hashes": tuple(data["row_hashes"])})
+
+
+def encode_audit(entries: Sequence[AuditEntry]) -> str:
+    """A file's audit entries as one compact string (zlib'd JSON, base64): a record stays a small JSON file."""
+    text = json.dumps([entry.to_json() for entry in entries], separators=(",", ":"), allow_nan=True)
+    return base64.b64encode(zlib.compress(text.encode("utf-8"), 6)).decode("ascii")
+
+
+def decode_audit(blob: str) -> list[AuditEntry]:
+    try:
+        data = json.loads(zlib.decompress(base64.b64decode(blob.encode("ascii"), validate=True)).decode("utf-8"))
+        return [AuditEntry.from_json(item) for item in data]
+    except (ValueError, TypeError, zlib.error) as error:
+        raise ValueError(f"audit: unreadable ({type(error).__name__}); allowed: the record lurch wrote") from None
+
+
+def audited_positions(request: MaterializeRequest, name: str) -> list[int]:
+    """The rows of config ``name`` the card's shortcut audit reads: ``AUDIT_ROWS`` evenly spaced ones."""
+    return sorted(set(spread_indices(sum(f.rows for f in request.config_files(name)), AUDIT_ROWS)))
+
+
+def stored_row(row: dict[str, Any], schema: pa.Schema) -> dict[str, Any]:
+    """``row`` as it reads back from its Parquet file (the Arrow types of the schema): what the audit sees."""
+    return pa.Table.from_pylist([row], schema=schema).to_pylist()[0]
 
 
 @lru_cache(maxsize=32)
@@ -114,6 +144,9 @@ def write_file(request: MaterializeRequest, planned: PlannedFile, store: Store,
     features = features_of(request, planned.config)
     schema = file_schema(request, planned)
     hashes: list[str] = []
+    audited = [p for p in audited_positions(request, planned.config) if planned.start <= p < planned.stop]
+    auditor = TaskAuditor(task) if audited else None
+    entries: list[AuditEntry] = []
     group: list[dict[str, Any]] = []
     group_bytes = 0
 
@@ -137,6 +170,8 @@ def write_file(request: MaterializeRequest, planned: PlannedFile, store: Store,
                 flush(writer)
             group.append(row)
             group_bytes += len(encoded)
+            if auditor is not None and index in audited:  # measured here, in parallel, not re-read at finalize
+                entries.append(auditor.measure(stored_row(row, schema)))
             if on_row is not None:
                 on_row()
         flush(writer)
@@ -144,4 +179,4 @@ def write_file(request: MaterializeRequest, planned: PlannedFile, store: Store,
         footer = pq.read_metadata(handle)
     data_bytes = sum(footer.row_group(k).total_byte_size for k in range(footer.num_row_groups))
     return FileRecord(planned.path, store.sha256(planned.path), store.size(planned.path), footer.num_rows, data_bytes,
-                      tuple(hashes))
+                      tuple(hashes), encode_audit(entries) if entries else None)

@@ -37,14 +37,40 @@ def _phrase_prefixes() -> tuple[tuple[str, str], ...]:
     return tuple(sorted(prefixes, key=lambda item: -len(item[0])))
 
 
+@lru_cache(maxsize=1)
+def _fact_literals() -> tuple[tuple[str, str, str], ...]:
+    """(prefix, middle, suffix) literals of every pattern of ``fact_patterns``, in the same order: what a line
+    must start with, contain and end with for the pattern to have any chance to match."""
+    pieces = {}
+    for relation in RELATIONS:
+        for phrasing, template in enumerate(relation.facts):
+            split = template.replace("{t}", "{s}").split("{s}")
+            if len(split) != 3:  # every template names its source and its value once
+                raise ValueError(f"fact template {template!r}: allowed: one {{s}} and one {{t}}")
+            pieces[(relation.id, phrasing)] = (split[0], split[1], split[2])
+    return tuple(pieces[(relation, phrasing)] for _, relation, phrasing in fact_patterns())
+
+
+def match_fact(line: str) -> tuple[int, str, str] | None:
+    """(index in ``fact_patterns``, source, value) of the first fact pattern that matches ``line``, or None.
+    A pattern whose literals the line lacks is skipped before its regex runs: it cannot match, so the first
+    match is the one trying every regex in order finds, at a fraction of the cost."""
+    patterns = fact_patterns()
+    for k, (prefix, middle, suffix) in enumerate(_fact_literals()):
+        if middle in line and line.endswith(suffix) and line.startswith(prefix):
+            match = patterns[k][0].match(line)
+            if match:
+                return k, match.group("s"), match.group("t")
+    return None
+
+
 def parse_fact(line: str) -> tuple[str, str, str] | None:
     """(relation id, source name, value) of one fact line, or None."""
-    for pattern, relation, _ in fact_patterns():
-        match = pattern.match(line)
-        if match:
-            source, value = match.group("s"), match.group("t")
-            return relation, source[0].upper() + source[1:], value
-    return None
+    found = match_fact(line)
+    if found is None:
+        return None
+    k, source, value = found
+    return fact_patterns()[k][1], source[0].upper() + source[1:], value
 
 
 def facts_in_order(prompt: str) -> list[tuple[str, str, str]]:

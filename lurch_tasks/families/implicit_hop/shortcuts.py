@@ -27,7 +27,7 @@ from ...core.probe import (
 from ...core.rng import StableRng, derive_seed
 from ...core.shortcuts import Probe, Shortcut
 from ...scoring.not_found import NOT_FOUND
-from .baselines import Asked, asked, fact_patterns, facts_in_order, follow, join_answer
+from .baselines import Asked, asked, fact_patterns, facts_in_order, follow, join_answer, match_fact
 from .competitors import same_signature
 from .schema import BY_ID, YEAR
 
@@ -430,12 +430,14 @@ def _per_line(feature):
     return features
 
 
+@lru_cache(maxsize=4096)  # the two template probes read the same lines of a row one after the other
 def _template_of(line: str) -> tuple[str, int] | None:
     """(relation, phrasing index) of the template that wrote a fact line."""
-    for pattern, relation, phrasing in fact_patterns():
-        if pattern.match(line):
-            return relation, phrasing
-    return None
+    found = match_fact(line)
+    if found is None:
+        return None
+    _, relation, phrasing = fact_patterns()[found[0]]
+    return relation, phrasing
 
 
 def _always(_config) -> bool:
