@@ -60,10 +60,13 @@ yamls:
 golden:
 	$(BIN)/python scripts/update_golden.py
 
-# The performance referee (a few minutes): generation vs one tokenizer pass, and vs lm-eval's RULER generators
+# The performance referee: every family warm and cold vs one tokenizer pass, memory, eval overhead, and lm-eval's
+# RULER generators at 8 and 500 samples (long: RULER at 500 x 128k alone takes many minutes).
+# make bench BENCH_ARGS=--quick for a CI-sized table; BENCH_ARGS="--lengths 4096 32768 --samples 500" etc.
+BENCH_ARGS ?=
 bench: install-dev
 	$(BIN)/pip install --quiet -e ".[dev,hf,bench]"
-	$(BIN)/python scripts/bench.py
+	$(BIN)/python scripts/bench.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(DEMO) build dist *.egg-info
