@@ -16,3 +16,19 @@ os.environ["LURCH_CACHE_DIR"] = "off"
 _DATASETS_CACHE = tempfile.mkdtemp(prefix="lurch-test-datasets-")
 os.environ["HF_DATASETS_CACHE"] = _DATASETS_CACHE
 atexit.register(shutil.rmtree, _DATASETS_CACHE, True)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under ``pytest -n 2 --dist loadgroup`` (``make test``), the tests that share a module-scoped fixture of their
+    own module run on one worker, so an expensive fixture (a SmolLM2 run through lm-eval, a materialized folder,
+    a report) is built once per run instead of once per worker that happens to draw one of its tests."""
+    import pytest
+
+    for item in items:
+        module = getattr(item, "module", None)
+        if module is None:
+            continue
+        shared = [fixture for defs in item._fixtureinfo.name2fixturedefs.values() for fixture in defs
+                  if fixture.scope == "module" and getattr(fixture.func, "__module__", None) == module.__name__]
+        if shared and not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group(module.__name__))
