@@ -2,7 +2,7 @@
 lm-eval's RULER generators on the same tokenizer and the same sample count.
 
     python scripts/bench.py [--lengths 4096 16384 32768 131072] [--samples 8 500] [--repeats N]
-                            [--tokenizer smollm2|cl100k] [--skip-ruler] [--skip-rss] [--skip-eval]
+                            [--tokenizer smollm2|cl100k] [--families F ...] [--skip-ruler] [--skip-rss] [--skip-eval]
                             [--rss-rows 16] [--rss-tokens 16384] [--eval-limit 20] [--quick] [--json FILE]
 
 One table, a row per family (or RULER generator), length and sample count N:
@@ -280,11 +280,13 @@ def median_or_none(values: list) -> float | None:
     return statistics.median(values) if values else None
 
 
-def measure(length: int, samples: int, runs: int, tokenizer: str, ruler: bool) -> list[Row]:
+def measure(length: int, samples: int, runs: int, tokenizer: str, ruler: bool,
+            families: tuple[str, ...] = tuple(FAMILIES)) -> list[Row]:
     """Every generator at one length and sample count, runs interleaved (ours, RULER's, ours again, ...) so a slow
     spell of the machine hits both sides alike."""
     usable = []
-    for label, (config, _, _) in FAMILIES.items():
+    for label in families:
+        config = FAMILIES[label][0]
         try:
             task_at(config, length, samples, "cl100k_base")
         except ConfigError:  # e.g. RECON below 16k
@@ -353,6 +355,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help=f"runs per figure (default: enough for 256k tokens per figure, at most {MAX_REPEATS})")
     parser.add_argument("--tokenizer", choices=sorted(TOKENIZERS), default="smollm2",
                         help="the tokenizer of both sides (default smollm2, SmolLM2-135M's)")
+    parser.add_argument("--families", nargs="+", choices=list(FAMILIES), default=list(FAMILIES),
+                        help="which families to measure (default: all four)")
     parser.add_argument("--skip-ruler", action="store_true", help="no RULER rows (no wonderwords needed)")
     parser.add_argument("--skip-rss", action="store_true", help="no peak-RSS column")
     parser.add_argument("--skip-eval", action="store_true", help="no eval-overhead column")
@@ -390,19 +394,21 @@ def main(argv: list[str] | None = None) -> int:
     for samples in args.samples:
         for length in args.lengths:
             runs = repeats_for(length, samples, args.repeats)
-            measured = measure(length, samples, runs, str(tokenizer_dir), not args.skip_ruler)
+            measured = measure(length, samples, runs, str(tokenizer_dir), not args.skip_ruler, tuple(args.families))
             rows += measured
             figures["rows"] += [row_figures(row) for row in measured]
             write_json(args.json, figures)  # a long run leaves its figures so far
             print(f"  measured {length} tokens x {samples} samples ({runs} runs)", file=sys.stderr, flush=True)
     rss: dict[str, tuple[float, float]] = {}
     if not args.skip_rss:
-        for label, (_, config, _) in FAMILIES.items():
+        for label in args.families:
+            config = FAMILIES[label][1]
             rss[label] = (peak_rss_mib(config, args.rss_rows, args.rss_tokens),
                           peak_rss_mib(config, 10 * args.rss_rows, args.rss_tokens))
     overhead: dict[str, tuple[float, float]] = {}
     if not args.skip_eval:
-        for label, (_, _, task) in FAMILIES.items():
+        for label in args.families:
+            task = FAMILIES[label][2]
             overhead[label] = eval_overhead(task, args.eval_limit)
     print("\n".join(render(rows, rss, overhead)))
     headline = slowest_speedups(rows)
