@@ -21,12 +21,13 @@ atexit.register(shutil.rmtree, _DATASETS_CACHE, True)
 def pytest_collection_modifyitems(config, items):
     """Under ``pytest -n 2 --dist loadgroup`` (``make test``), the tests that share a module-scoped fixture of their
     own module run on one worker, so an expensive fixture (a SmolLM2 run through lm-eval, a materialized folder,
-    a report) is built once per run instead of once per worker that happens to draw one of its tests."""
+    a report) is built once per run instead of once per worker that happens to draw one of its tests. A module
+    whose fixture is cheap and whose tests are many sets ``SPREAD_OVER_WORKERS = True`` to opt out."""
     import pytest
 
     for item in items:
         module = getattr(item, "module", None)
-        if module is None:
+        if module is None or getattr(module, "SPREAD_OVER_WORKERS", False):
             continue
         shared = [fixture for defs in item._fixtureinfo.name2fixturedefs.values() for fixture in defs
                   if fixture.scope == "module" and getattr(fixture.func, "__module__", None) == module.__name__]
