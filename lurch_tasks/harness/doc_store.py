@@ -7,8 +7,8 @@ disk, and finally written with the types unified over all batches (the same perm
 field one batch lacks is null there, a null column takes the others' type) into one Arrow stream file that
 ``datasets`` memory-maps. The dataset equals ``from_list`` of the same rows: columns, types and values.
 
-The files live in a per-process folder (under the lurch cache folder when it is on, else the system's temporary
-folder), removed at exit; the mapping of a file stays valid until then.
+The files live in a per-process folder in the system's temporary folder (``TMPDIR``; on a RAM-backed /tmp point it
+at a disk to make the docs' pages reclaimable), removed at exit.
 """
 
 from __future__ import annotations
@@ -92,17 +92,7 @@ def rows_to_dataset(rows: Iterable[dict[str, Any]], size: int = BATCH_ROWS) -> A
 
 @lru_cache(maxsize=1)
 def _run_folder() -> str:
-    """This process's folder for doc files, removed at exit."""
-    from .doc_cache import cache_root
-
-    root = cache_root()
-    parent: str | None = None
-    if root is not None:
-        try:
-            (root / "tmp").mkdir(parents=True, exist_ok=True)
-            parent = str(root / "tmp")
-        except OSError:
-            parent = None
-    folder = tempfile.mkdtemp(prefix="lurch-eval-", dir=parent)
+    """This process's folder for doc files (in the system's temporary folder: ``TMPDIR``), removed at exit."""
+    folder = tempfile.mkdtemp(prefix="lurch-eval-")
     atexit.register(shutil.rmtree, folder, True)
     return folder

@@ -166,15 +166,19 @@ def _generate(task, indices: list[int], split: str, task_name: str, max_docs: in
     kept = 0
     cache = open_doc_cache(task, split) if secret is None else DocCache(None, {})
     with tqdm(total=wanted, desc=f"generating {task_name}", unit="doc", disable=wanted < 50) as bar:
-        for index in indices:
-            if kept >= wanted:
-                break
-            counter.looked += 1
-            row = _cached_row(cache, task, index, split)
-            for out in keep([row if secret is None else mask_row(row, secret)]):
-                kept += 1
-                bar.update(1)
-                yield out
+        try:
+            for index in indices:
+                if kept >= wanted:
+                    break
+                counter.looked += 1
+                row = _cached_row(cache, task, index, split)
+                for out in keep([row if secret is None else mask_row(row, secret)]):
+                    kept += 1
+                    bar.update(1)
+                    yield out
+        except BaseException:
+            cache.discard()  # an interrupted stream leaves the entry as it was (and no spill file)
+            raise
         cache.save()
 
 
