@@ -188,12 +188,12 @@ def test_unwritable_cache_folder_still_builds_with_one_warning(tmp_path, calls, 
 
 
 def test_write_failure_midway_leaves_no_temporary_file(cache_dir, calls, monkeypatch, capsys) -> None:
-    def disk_full(path, table):
+    def disk_full(path, schema, parts):
         with doc_cache.atomic_output(path, binary=True) as out:
             out.write(b"ARROW1" + b"\0" * 1000)  # part of a file, then the disk is full
             raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(doc_cache, "write_table", disk_full)
+    monkeypatch.setattr(doc_cache, "write_entry", disk_full)
     docs = build_docs(TASK, **META)["test"]
     lines = warnings(capsys.readouterr().err)
     assert len(lines) == 1 and "No space left on device" in lines[0], lines
@@ -268,3 +268,22 @@ def test_lurch_eval_second_run_reads_the_cache(tmp_path) -> None:
         [out] = sorted((tmp_path / run).rglob("results_*.json"))
         assert json.loads(out.read_text())["results"]["find_the_origin"]["score,none"] == 1.0
     assert results[0] == results[1]  # the second run read the entry and had nothing to add
+
+
+def test_rows_are_spilled_while_generating_and_the_entry_is_the_same(cache_dir, calls, monkeypatch) -> None:
+    monkeypatch.setattr(doc_cache, "SPILL_ROWS", 3)
+    held: list[int] = []
+    put = doc_cache.DocCache.put
+
+    def watched(self, index, row):
+        put(self, index, row)
+        held.append(len(self._new))
+
+    monkeypatch.setattr(doc_cache.DocCache, "put", watched)
+    first = build_docs(TASK, **META)["test"]
+    assert len(held) == 8 and max(held) < 3  # never more than a spill batch of rows in memory
+    assert list((cache_dir / "docs").glob(".*.tmp")) == []  # the spill file is gone
+    second = build_docs(TASK, **META)["test"]
+    assert len(calls) == 8  # all 8 read back from the entry
+    assert_same(second, first)
+    assert_same(first, fresh(monkeypatch, **META))

@@ -31,8 +31,9 @@ import hmac
 import json
 import os
 import sys
+import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -64,6 +65,8 @@ SCHEMA = pa.schema([("index", pa.int64()), ("mac", pa.binary(32)), ("row", pa.la
 _SKIP_DIRS = {"__pycache__", ".git", ".venv", "node_modules"}
 _MAX_STAMPED_FILES = 5000
 _STALE_SECONDS = 24 * 3600
+SPILL_ROWS = 64  # rows put are written to the spill file in batches of this many ...
+SPILL_CHARS = 8 << 20  # ... or fewer, once they hold this many characters of JSON
 
 
 def docs_dir(environ: Mapping[str, str] | None = None) -> Path | None:
@@ -101,14 +104,20 @@ def entry_path(folder: Path, key: Mapping[str, Any]) -> Path:
 class DocCache:
     """Rows of one key by index: ``get`` what is stored, ``put`` what was generated, ``save`` to disk.
 
-    Open it with :func:`open_doc_cache`; a disabled cache (no ``path``) stores nothing and reads nothing."""
+    Open it with :func:`open_doc_cache`; a disabled cache (no ``path``) stores nothing and reads nothing. Rows
+    put are spilled to a temporary file beside the entry every ``SPILL_ROWS`` rows (or ``SPILL_CHARS`` characters
+    of JSON), so a long run holds a few rows, not all it generated, until ``save``."""
 
     def __init__(self, path: Path | None, key: dict[str, Any], secret: bytes = b"") -> None:
         self.path, self.key, self._secret = path, key, secret
         self._key_json = canonical_json(key)
         self._stored: pa.Table | None = None  # the entry on disk, memory-mapped
         self._position: dict[int, int] = {}  # index -> row of the stored table
-        self._new: dict[int, str] = {}  # index -> JSON of rows generated this run
+        self._new: dict[int, str] = {}  # index -> JSON of rows generated this run, not spilled yet
+        self._new_chars = 0
+        self._spilled: set[int] = set()  # indices of rows written to the spill file
+        self._spill_path: Path | None = None
+        self._spill: tuple[Any, Any] | None = None  # (file, Arrow stream writer) while spilling
         self._warned = False
         if path is not None:
             self._load()
@@ -155,28 +164,93 @@ class DocCache:
         return row
 
     def put(self, index: int, row: dict[str, Any]) -> None:
-        """Add a generated row (kept in memory, written by ``save``)."""
-        if self.path is not None:
-            self._new[index] = json.dumps(row, ensure_ascii=False, separators=(",", ":"))
-
-    def save(self) -> None:
-        """Write the stored and the new rows as the entry (atomically); a failure is one warning line."""
-        if self.path is None or not self._new:
+        """Add a generated row (written by ``save``; spilled to disk meanwhile). A row already spilled is not
+        added twice (``get`` does not read the spill file back: the caller regenerates the same row)."""
+        if self.path is None or index in self._spilled:
             return
-        new = pa.table({"index": list(self._new),
-                        "mac": [row_mac(self._secret, self._key_json, i, t) for i, t in self._new.items()],
-                        "row": list(self._new.values())}, schema=SCHEMA)
-        table = new if self._stored is None else pa.concat_tables([self._stored, new])
-        metadata = {FORMAT_FIELD: FORMAT.encode(), KEY_FIELD: canonical_json(self.key).encode("ascii")}
+        text = json.dumps(row, ensure_ascii=False, separators=(",", ":"))
+        self._new[index] = text
+        self._new_chars += len(text)
+        if len(self._new) >= SPILL_ROWS or self._new_chars >= SPILL_CHARS:
+            self._spill_new()
+
+    def _new_table(self) -> pa.Table:
+        return pa.table({"index": list(self._new),
+                         "mac": [row_mac(self._secret, self._key_json, i, t) for i, t in self._new.items()],
+                         "row": list(self._new.values())}, schema=SCHEMA)
+
+    def _spill_new(self) -> None:
+        assert self.path is not None
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            _sweep_stale_temporaries(self.path)
-            write_table(self.path, table.replace_schema_metadata(metadata))
+            if self._spill is None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                handle, name = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+                os.close(handle)
+                self._spill_path = Path(name)
+                sink = pa.OSFile(name, "wb")
+                self._spill = (sink, pa.ipc.new_stream(sink, SCHEMA))
+            self._spill[1].write_table(self._new_table())
         except (OSError, pa.ArrowException) as err:
-            self._problem(f"cannot write the doc cache in {self.path.parent} ({_reason(err)}); the docs will be "
+            self.discard()
+            self.path = None  # a cache that cannot be written is off for the rest of this run
+            self._problem(f"cannot write the doc cache in {self._folder()} ({_reason(err)}); the docs will be "
                           f"generated again next run (set {CACHE_ENV}=off to switch the cache off)")
             return
-        self._new = {}
+        self._spilled.update(self._new)
+        self._new, self._new_chars = {}, 0
+
+    def _close_spill(self) -> None:
+        if self._spill is not None:
+            sink, writer = self._spill
+            self._spill = None
+            try:
+                writer.close()
+            finally:
+                sink.close()
+
+    def discard(self) -> None:
+        """Drop the rows put and not saved (and the spill file)."""
+        try:
+            self._close_spill()
+        except (OSError, pa.ArrowException):
+            pass
+        if self._spill_path is not None:
+            self._spill_path.unlink(missing_ok=True)
+            self._spill_path = None
+        self._new, self._new_chars, self._spilled = {}, 0, set()
+
+    def save(self) -> None:
+        """Write the stored, the spilled and the new rows as the entry (atomically, one batch in memory at a time);
+        a failure is one warning line."""
+        if self.path is None or not (self._new or self._spilled):
+            return
+        metadata = {FORMAT_FIELD: FORMAT.encode(), KEY_FIELD: canonical_json(self.key).encode("ascii")}
+        schema = SCHEMA.with_metadata(metadata)
+        try:
+            self._close_spill()
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            _sweep_stale_temporaries(self.path, keep=self._spill_path)
+            write_entry(self.path, schema, self._parts(metadata))
+        except (OSError, pa.ArrowException) as err:
+            self._problem(f"cannot write the doc cache in {self._folder()} ({_reason(err)}); the docs will be "
+                          f"generated again next run (set {CACHE_ENV}=off to switch the cache off)")
+            self.discard()
+            return
+        self.discard()
+
+    def _parts(self, metadata: dict[bytes, bytes]) -> Iterator[pa.Table | pa.RecordBatch]:
+        """The entry's rows in order, a part at a time: stored, spilled (read back batch by batch), new."""
+        if self._stored is not None:
+            yield self._stored.replace_schema_metadata(metadata)
+        if self._spill_path is not None:
+            with pa.memory_map(str(self._spill_path)) as source:
+                for batch in pa.ipc.open_stream(source):
+                    yield batch.replace_schema_metadata(metadata)
+        if self._new:
+            yield self._new_table().replace_schema_metadata(metadata)
+
+    def _folder(self) -> Path | str:
+        return self.path.parent if self.path is not None else "the cache folder"
 
     def _corrupt(self, err: BaseException) -> None:
         self._problem(f"ignoring the damaged doc cache file {self.path} ({_reason(err)}); generating the docs "
@@ -188,15 +262,22 @@ class DocCache:
             warn(message)
 
 
-def write_table(path: Path, table: pa.Table) -> None:
-    """``table`` as the Arrow IPC file ``path``, replacing it only once it is whole."""
-    with atomic_output(path, binary=True) as out, pa.ipc.new_file(out, table.schema) as writer:
-        writer.write_table(table, max_chunksize=256)
+def write_entry(path: Path, schema: pa.Schema, parts: Iterable[pa.Table | pa.RecordBatch]) -> None:
+    """``parts`` (tables or record batches of ``schema``) as the Arrow IPC file ``path``, replacing it only once it
+    is whole."""
+    with atomic_output(path, binary=True) as out, pa.ipc.new_file(out, schema) as writer:
+        for part in parts:
+            if isinstance(part, pa.Table):
+                writer.write_table(part, max_chunksize=256)
+            else:
+                writer.write_batch(part)
 
 
-def _sweep_stale_temporaries(path: Path) -> None:
-    """Temporary files of this entry left by a killed run (more than a day old)."""
+def _sweep_stale_temporaries(path: Path, keep: Path | None = None) -> None:
+    """Temporary files of this entry left by a killed run (more than a day old; never ``keep``)."""
     for candidate in path.parent.glob(f".{path.name}.*.tmp"):
+        if candidate == keep:
+            continue
         try:
             if time.time() - candidate.stat().st_mtime > _STALE_SECONDS:
                 candidate.unlink()

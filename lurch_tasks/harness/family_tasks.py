@@ -10,6 +10,7 @@ question category). The umbrella then averages the four family tasks without siz
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any
 
 from ..core.config import ConfigError
@@ -73,20 +74,40 @@ def member_task(task_name: str, doc: dict) -> str | None:
 def interleave(columns: list[list[dict]]) -> list[dict]:
     """Round robin over the members' doc lists (each already in its golden-stride order), so a prefix holds every
     member in proportion until the shorter lists run out."""
-    out: list[dict] = []
-    longest = max((len(c) for c in columns), default=0)
-    for position in range(longest):
-        out += [column[position] for column in columns if position < len(column)]
-    return out
+    return list(interleave_streams([iter(column) for column in columns]))
+
+
+def interleave_streams(streams: list[Iterator[Any]]) -> Iterator[Any]:
+    """``interleave`` over iterators, one item at a time (the members' docs are never all in memory)."""
+    live = list(streams)
+    while live:
+        still = []
+        for stream in live:
+            for item in stream:
+                yield item
+                still.append(stream)
+                break
+        live = still
+
+
+def _guarded(task_name: str, name: str, rows: Iterator[dict], strict: bool) -> Iterator[dict]:
+    """A member's rows; a member that fails once its rows are exhausted (none fits the window) is left out
+    with one warning line (re-raised with ``strict``)."""
+    try:
+        yield from rows
+    except ConfigError as error:
+        if strict:
+            raise
+        warn(f"{task_name}: leaving out {name}: {error}")
 
 
 def build_family_docs(task_name: str, **metadata: Any) -> dict[str, Any]:
-    """The family task's docs as {split: datasets.Dataset}: every member's docs (``tasks.build_docs`` with the same
-    metadata), interleaved. With ``max_docs`` (``lurch eval --limit N``) each member generates its share only. A
-    member no doc of which fits the model's window is left out with one warning line (an error with ``strict``)."""
-    import datasets
-
-    from .tasks import build_docs
+    """The family task's docs as {split: datasets.Dataset}: every member's docs (``tasks.iter_docs`` with the same
+    metadata), interleaved and streamed into a memory-mapped Arrow file (``doc_store``). With ``max_docs``
+    (``lurch eval --limit N``) each member generates its share only. A member no doc of which fits the model's
+    window is left out with one warning line (an error with ``strict``)."""
+    from .doc_store import rows_to_dataset
+    from .tasks import iter_docs
 
     family = family_of(task_name)
     if family is None:
@@ -97,16 +118,16 @@ def build_family_docs(task_name: str, **metadata: Any) -> dict[str, Any]:
     share = dict(metadata)
     if request.max_docs is not None:
         share["max_docs"] = math.ceil(request.max_docs / len(names))
-    columns = []
+    streams = []
     for name in names:
         try:
-            columns.append(build_docs(name, **share)[request.split].to_list())
+            streams.append(_guarded(task_name, name, iter_docs(name, **share), request.strict))
         except ConfigError as error:
             if request.strict:
                 raise
             warn(f"{task_name}: leaving out {name}: {error}")
-    rows = interleave(columns)
-    if not rows:
+    dataset = rows_to_dataset(interleave_streams(streams))
+    if not len(dataset):
         raise ConfigError(f"{task_name}: no member task has a doc for this run; allowed: a model whose window fits "
                           "the family's shortest cases")
-    return {request.split: datasets.Dataset.from_list(rows)}
+    return {request.split: dataset}

@@ -6,6 +6,7 @@ import hashlib
 import json
 import math
 import sys
+from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -28,9 +29,16 @@ def build_docs(task_name: str, **metadata: Any) -> dict[str, Any]:
 
     With the model's window known (``window.model_window``), lengths whose prompt + ``max_gen_toks`` cannot fit
     are left out with one warning line (an error with ``strict``), and any remaining doc that would not fit
-    in the model's tokenizer is dropped too: lm-eval would otherwise truncate its instructions away."""
-    import datasets
+    in the model's tokenizer is dropped too: lm-eval would otherwise truncate its instructions away. The rows are
+    streamed into a memory-mapped Arrow file (``doc_store``): memory does not grow with the number of docs."""
+    from .doc_store import rows_to_dataset
 
+    return {"test": rows_to_dataset(iter_docs(task_name, **metadata))}
+
+
+def iter_docs(task_name: str, **metadata: Any) -> Iterator[dict[str, Any]]:
+    """``build_docs``'s rows one at a time. The knobs are checked (and the lengths planned) before the first row is
+    asked for; the window reports (and their ``strict`` errors) come once the rows are exhausted."""
     registered = get_task(task_name)
     family = get_family(registered.family)
     request = parse_metadata(type(registered.config), metadata)
@@ -41,11 +49,10 @@ def build_docs(task_name: str, **metadata: Any) -> dict[str, Any]:
             raise ConfigError(f"dataset_path: cannot be combined with {PRIVATE_ENV} (a stored copy has a public "
                               "seed); allowed: one of them")
         config = registered.config
-        stored_name = registered.stored_as or task_name
-        stored = list(_stored_docs(request.dataset_path, stored_name, request.split))
-        if registered.stored_as:  # a view keeps its own rows of the stored config
-            stored = [row for row in stored if family.stored_filter(config, row)]
-        rows, total = _fit_check(window, request, family, config, metadata)(stored), len(stored)
+        stored = _stored_docs(request.dataset_path, registered.stored_as or task_name, request.split)
+        counter = _Counter()
+        rows = _stored_rows(stored, counter, family, config if registered.stored_as else None,
+                            _fit_check(window, request, family, config, metadata))
     else:
         overrides = raised_lengths(task_name, context_floor(registered, family), dict(request.overrides),
                                    request.strict)
@@ -66,12 +73,40 @@ def build_docs(task_name: str, **metadata: Any) -> dict[str, Any]:
                                       "window, or strict false to skip them")
                 warn(plan.describe(task_name) + " (strict: true fails instead)")
                 indices = [i for i in indices if family.token_target(cell_at(config, i)) not in plan.skipped]
-        rows, total = _generate(task, list(indices), request.split, task_name, request.max_docs,
-                                _fit_check(window, request, family, config, metadata), secret)
+        counter = _Counter()
+        rows = _generate(task, list(indices), request.split, task_name, request.max_docs,
+                         _fit_check(window, request, family, config, metadata), secret, counter)
+    run = run_keys(metadata.get("think_end_token"), request.bins, _max_gen_toks(request, family, config))
+    return _finish(rows, counter, run, task_name, registered, family, window, request, config, metadata)
+
+
+class _Counter:
+    """How many rows a stream looked at, and the first one it kept (for the reports after the stream)."""
+
+    def __init__(self) -> None:
+        self.looked, self.kept, self.first = 0, 0, None
+
+
+def _stored_rows(stored, counter: _Counter, family, view_config, keep) -> Iterator[dict]:
+    """A stored folder's rows (a view's own only: ``view_config``), those ``keep`` leaves."""
+    for row in stored:
+        if view_config is not None and not family.stored_filter(view_config, row):
+            continue
+        counter.looked += 1
+        yield from keep([row])
+
+
+def _finish(rows, counter: _Counter, run: dict, task_name, registered, family, window, request, config,
+            metadata) -> Iterator[dict]:
+    for row in rows:
+        if counter.first is None:
+            counter.first = row
+        counter.kept += 1
+        yield {**row, **run}
     if window:
-        _report_unfit(rows, total, task_name, window, _max_gen_toks(request, family, config), metadata,
-                      request.strict)
-    if not rows and window:
+        _report_unfit(counter.kept, counter.looked, counter.first, task_name, window,
+                      _max_gen_toks(request, family, config), metadata, request.strict)
+    if not counter.kept and window:
         floor = context_floor(registered, family)
         if floor and window.tokens < floor:  # no length of this family can ever fit: say so, not "shorter"
             raise ConfigError(f"{task_name}: its shortest case needs {floor} tokens, more than the model's "
@@ -79,8 +114,6 @@ def build_docs(task_name: str, **metadata: Any) -> dict[str, Any]:
                               f"window, or tasks without the {family.group} group")
         raise ConfigError(f"{task_name}: no doc fits the model's {window.tokens}-token window ({window.source}); "
                           "allowed: shorter max_seq_lengths or a smaller max_gen_toks")
-    run = run_keys(metadata.get("think_end_token"), request.bins, _max_gen_toks(request, family, config))
-    return {"test": datasets.Dataset.from_list([{**row, **run} for row in rows])}
 
 
 def run_keys(token: object, bins: bool, gen_budget: int) -> dict[str, Any]:
@@ -118,30 +151,35 @@ def raised_lengths(task_name: str, floor: int | None, overrides: dict[str, Any],
 
 
 def _generate(task, indices: list[int], split: str, task_name: str, max_docs: int | None,
-              keep, secret: int | None = None) -> tuple[list[dict], int]:
+              keep, secret: int | None = None, counter: _Counter | None = None) -> Iterator[dict]:
     """Rows of ``indices`` in order, those ``keep`` leaves, stopping at ``max_docs`` kept rows (``lurch eval
-    --limit N``: the doc order makes any prefix balanced, and the first N docs are the same either way).
-    Rows come from the doc cache when an earlier run generated them (``harness.doc_cache``); the rows
-    generated here are added to it. Returns the rows and how many were looked at. With a private seed (``secret``)
+    --limit N``: the doc order makes any prefix balanced, and the first N docs are the same either way), one at a
+    time. Rows come from the doc cache when an earlier run generated them (``harness.doc_cache``); the rows
+    generated here are added to it. ``counter.looked`` counts the rows looked at. With a private seed (``secret``)
     the cache is not used and every row is masked (``core.private``)."""
     from tqdm.auto import tqdm
 
     from .doc_cache import DocCache, open_doc_cache
 
+    counter = counter if counter is not None else _Counter()
     wanted = len(indices) if max_docs is None else min(max_docs, len(indices))
-    rows: list[dict] = []
-    done = 0
+    kept = 0
     cache = open_doc_cache(task, split) if secret is None else DocCache(None, {})
     with tqdm(total=wanted, desc=f"generating {task_name}", unit="doc", disable=wanted < 50) as bar:
-        while len(rows) < wanted and done < len(indices):
-            chunk = indices[done:done + wanted - len(rows)]
-            done += len(chunk)
-            generated = [_cached_row(cache, task, index, split) for index in chunk]
-            kept = keep(generated if secret is None else [mask_row(row, secret) for row in generated])
-            rows += kept
-            bar.update(len(kept))
+        try:
+            for index in indices:
+                if kept >= wanted:
+                    break
+                counter.looked += 1
+                row = _cached_row(cache, task, index, split)
+                for out in keep([row if secret is None else mask_row(row, secret)]):
+                    kept += 1
+                    bar.update(1)
+                    yield out
+        except BaseException:
+            cache.discard()  # an interrupted stream leaves the entry as it was (and no spill file)
+            raise
         cache.save()
-    return rows, done
 
 
 def _cached_row(cache, task, index: int, split: str) -> dict:
@@ -182,17 +220,17 @@ def _fit_check(window, request, family, config, metadata):
     return lambda rows: [row for row in rows if fits(row)]
 
 
-def _report_unfit(rows: list[dict], total: int, task_name: str, window, max_gen_toks: int, metadata,
+def _report_unfit(kept: int, total: int, first: dict | None, task_name: str, window, max_gen_toks: int, metadata,
                   strict: bool) -> None:
-    dropped = total - len(rows)
+    dropped = total - kept
     if dropped:
         message = (f"{task_name}: skipping {dropped} of {total} docs whose prompt + max_gen_toks {max_gen_toks} "
                    f"would exceed the {window.tokens}-token window ({window.source})")
         if strict:
             raise ConfigError(message + "; allowed: shorter prompts, a larger window, or strict false")
         warn(message)
-    if not model_tokenizer(metadata) and rows:
-        budgeted = json.loads(rows[0]["params"]).get("tokenizer")
+    if not model_tokenizer(metadata) and first is not None:
+        budgeted = json.loads(first["params"]).get("tokenizer")
         warn(f"{task_name}: prompts were counted in {budgeted}, not in the model's tokenizer, so the window check is "
              "approximate; pass tokenizer=<the model's tokenizer folder or .gguf> for exact budgets")
 

@@ -59,6 +59,9 @@ def _task_document(name: str, loader: str, scorer: str, metrics: list[dict], max
         "custom_dataset": _function(loader),
         "output_type": "generate_until",
         "test_split": "test",
+        # Zero-shot: no few-shot pool. Without one lm-eval lists every test doc as the pool when it loads the task
+        # (one more Python copy of all docs, held for the whole run).
+        "fewshot_config": {"samples": []},
         "doc_to_text": _function("doc_to_text"),
         "doc_to_target": _function("doc_to_target"),
         "process_results": _function(scorer),
