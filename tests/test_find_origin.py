@@ -475,5 +475,5 @@ def test_render_lines_writes_the_line_template():
     from lurch_tasks.families.find_origin.prompt import LINE_TEMPLATE, parse_line, render_lines
 
     sources, targets = ["origin", "a{0}b", 'x"y'], ["destination", "{}", "z"]
-    assert render_lines(sources, targets) == [LINE_TEMPLATE.format(s, t) for s, t in zip(sources, targets)]
+    assert render_lines(sources, targets) == [LINE_TEMPLATE.format(s, t) for s, t in zip(sources, targets, strict=True)]
     assert parse_line(render_lines(["origin"], ["destination"])[0]) == ("origin", "destination")
