@@ -469,3 +469,11 @@ def test_depth_lengths_below_its_widest_shape_are_raised_and_other_configs_keep_
         build_docs("find_the_origin_depth", max_seq_lengths=[2048], num_samples=1, strict=True)
     plain = build_docs("find_the_origin", max_seq_lengths=[2048], num_samples=1, d_values=[2, -2])["test"]
     assert {d["difficulty"]["target_tokens"] for d in plain} == {2048}
+
+
+def test_render_lines_writes_the_line_template():
+    from lurch_tasks.families.find_origin.prompt import LINE_TEMPLATE, parse_line, render_lines
+
+    sources, targets = ["origin", "a{0}b", 'x"y'], ["destination", "{}", "z"]
+    assert render_lines(sources, targets) == [LINE_TEMPLATE.format(s, t) for s, t in zip(sources, targets, strict=True)]
+    assert parse_line(render_lines(["origin"], ["destination"])[0]) == ("origin", "destination")

@@ -115,16 +115,18 @@ class LazyPermutation:
         if self._taken + k > self._n:
             raise IndexError("permutation exhausted")
         n, bits, swapped = self._n, self._rng._bits, self._swapped
-        out = []
+        get = swapped.get  # bound once: this loop draws every word of a long context
+        out: list[int] = []
+        append = out.append
         for i in range(self._taken, self._taken + k):
             left = n - i
             width = left.bit_length()
             r = bits(width)
-            while r >= left:  # StableRng.below, inlined: this loop draws every word of a long context
+            while r >= left:  # StableRng.below, inlined
                 r = bits(width)
             j = i + r
-            out.append(swapped.get(j, j))
-            swapped[j] = swapped.get(i, i)
+            append(get(j, j))
+            swapped[j] = get(i, i)
         self._taken += k
         return out
 

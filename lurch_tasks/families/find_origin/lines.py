@@ -20,7 +20,7 @@ from ...core.disk_cache import cached_table, file_stamp
 from ...core.rng import LazyPermutation, StableRng, derive_seed
 from ...core.tokens import TokenCounter, get_token_counter
 from ...core.vocab import load_words, source_hash
-from .prompt import LINE_TEMPLATE, line_parts
+from .prompt import line_parts, render_lines
 
 VOCABULARY = ("english_words.txt",)
 
@@ -110,8 +110,8 @@ class WordSource:
         return self._ids[rows]
 
     def render(self, sources: np.ndarray, targets: np.ndarray) -> list[str]:
-        words, line = self.words, LINE_TEMPLATE.format
-        return [line(words[a], words[b]) for a, b in zip(sources.tolist(), targets.tolist(), strict=True)]
+        word = self.words.__getitem__
+        return render_lines(list(map(word, sources.tolist())), list(map(word, targets.tolist())))
 
 
 class StructuredLines:
