@@ -269,6 +269,36 @@ class HFTokenCounter:
                 return None
         return lengths
 
+    @cached_property
+    def splits_like_gpt2(self) -> bool:
+        """Whether the tokenizer is GPT-2's kind: no normalizer, a byte-level pre-tokenizer splitting with GPT-2's
+        regex (``GPT2_PATTERN``) and no prefix space, and BPE without dropout (SmolLM2, GPT-2). Its tokens of a
+        text are then the BPE tokens of each regex piece alone, so texts can be costed piece by piece
+        (``core.pieces``) and a newline followed by a non-space character always ends a piece."""
+        import json
+
+        backend = self._backend
+        if backend is None or self._byte_lengths is None or type(backend.model).__name__ != "BPE":
+            return False
+        if getattr(backend.model, "dropout", None) not in (None, 0.0):
+            return False
+        try:
+            state = json.loads(backend.pre_tokenizer.__getstate__())
+        except (AttributeError, TypeError, ValueError):
+            return False
+        return (state.get("type") == "ByteLevel" and state.get("use_regex") is True
+                and state.get("add_prefix_space") is False)
+
+    @cached_property
+    def added_texts(self) -> tuple[str, ...]:
+        """The texts of the added tokens: the encoder matches them before it splits a text into pieces."""
+        return tuple(token.content for token in self._backend.get_added_tokens_decoder().values())
+
+    def encode_pieces(self, pieces: list[str]) -> list[list[int]]:
+        """Token ids of each text alone, in one batch."""
+        fast = getattr(self._backend, "encode_batch_fast", None) or self._backend.encode_batch
+        return [encoding.ids for encoding in fast(pieces, add_special_tokens=False)]
+
     def _ids(self, text: str) -> list[int]:
         fast = getattr(self._backend, "encode_batch_fast", None)  # tokenizers >= 0.20: no offset tracking
         if fast is not None:

@@ -9,7 +9,15 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ...core.budget import Fitted, joined_costs, joined_tokens, newline_additive, prompt_meter, settle_to_budget
+from ...core.budget import (
+    CostsOnDemand,
+    Fitted,
+    joined_costs,
+    line_tokens,
+    newline_additive,
+    prompt_meter,
+    settle_to_budget,
+)
 from ...core.cells import setup_instance
 from ...core.config import config_to_dict
 from ...core.context import (
@@ -521,10 +529,19 @@ def _generate(config: ImplicitHopConfig, seed: int, split: str, index: int, conf
         lines += filler_lines(extra, filler_rng)
         distractor_ids = filler_rng.shuffled(list(range(len(required), len(lines))))
     meter = prompt_meter(config.tokenizer, config.chat_template)
-    joined = joined_tokens(lines, meter.counter, LINE_SEPARATOR)
+    joined = line_tokens(lines, meter.counter, LINE_SEPARATOR)
     costs = joined.costs()
-    reference = costs if meter.reads_reference else joined_costs(lines, reference_counter(), LINE_SEPARATOR)
     evidence_ids = list(range(len(required)))
+    # Reference costs (the layout's and the dispersion's unit) of the lines a prompt holds, counted as the fit
+    # tries them: a line costs the same wherever it stands (``newline_additive``), so the rest are never counted.
+    need_reference: Callable[[list[int]], object] = lambda rows: None  # noqa: E731
+    if meter.reads_reference:
+        reference = costs
+    elif newline_additive(reference_counter(), LINE_SEPARATOR, lines):
+        on_demand = CostsOnDemand(lines, reference_counter(), LINE_SEPARATOR)
+        reference, need_reference = on_demand.need(evidence_ids), on_demand.need
+    else:
+        reference = joined_costs(lines, reference_counter(), LINE_SEPARATOR)
     decoy_ids = list(range(len(required), len(required) + len(decoys)))
     # Lines stating one of the question's relations about other subjects go where the evidence is too: the
     # line of the chain's last relation nearest its first is then as often another one as the gold one.
@@ -570,6 +587,7 @@ def _generate(config: ImplicitHopConfig, seed: int, split: str, index: int, conf
     def _arranged(chosen: list[int]) -> tuple[Layout, list[int]]:
         # The pool's rank decides which lines fit, not where they stand: in rank order the lines of the next and
         # last relations would crowd the context's start, and the one nearest a late start line would be gold.
+        need_reference(chosen)
         chosen = StableRng(derive_seed(layout_seed, "places")).shuffled(chosen)
         layout = zero_spread_layout([reference[i] for i in chosen], len(evidence_ids), cell.dispersion, layout_seed,
                                     stratum)
