@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .pieces import PieceLines, piece_lines
+from .pieces import PieceLines, piece_lines, starts_every_line
 from .tokens import (
     REFERENCE_TOKENIZER,
     Encoded,
@@ -243,13 +243,15 @@ def newline_additive(counter: TokenCounter, head: str, lines: Sequence[str]) -> 
     ``?[^\\s\\p{L}\\p{N}]+[\\r\\n]*`` and ``\\s*[\\r\\n]+`` (tried before ``\\s+(?!\\S)``), and neither runs on
     past the last newline of a whitespace run. A piece starting after that newline matches as it would at the
     start of a text (the regex reads forward only)."""
-    if not (head.endswith("\n") and all(line and not line[0].isspace() for line in lines)):
+    gpt2 = counter.name != REFERENCE_TOKENIZER and getattr(counter, "splits_like_gpt2", False)
+    if not head.endswith("\n") or not (gpt2 or counter.name == REFERENCE_TOKENIZER):
         return False
-    if counter.name == REFERENCE_TOKENIZER:
+    if not lines:
         return True
+    body = "\n".join(lines)
+    if not starts_every_line("\n" + body) and not all(line and not line[0].isspace() for line in lines):
+        return False  # (the scan also refuses a newline inside a line: then the exact test per line decides)
     # GPT-2's pattern (``core.pieces``): a newline is a piece of its own unless other whitespace follows it, and the
     # pattern reads forward only; an added token's text is matched before the split, so none may be in the text.
-    if not getattr(counter, "splits_like_gpt2", False):
-        return False
-    text = head + "\n".join(lines)
-    return not any(added in text for added in counter.added_texts)
+    text = head + body
+    return not gpt2 or not any(added in text for added in counter.added_texts)

@@ -10,10 +10,11 @@ classes alike there) holding no added token's text (the encoder matches those be
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import chain
+from itertools import chain, repeat
 
 import numpy as np
 
@@ -29,6 +30,28 @@ def _pattern():
     return regex.compile(GPT2_PATTERN)
 
 
+def lengths_in_one_pass(pieces: Sequence[str],
+                        token_lengths: Callable[[str], np.ndarray]) -> list[tuple[int, ...]] | None:
+    """Token byte lengths of each piece alone, from one encoding of the pieces joined by newlines (a batch call
+    costs an object per piece): exact when every piece and every newline starts and ends on a token boundary and
+    each newline is one token, which is checked; None where not (then tokenize them one by one). ASCII only."""
+    if not pieces:
+        return []
+    lengths = token_lengths("\n".join(pieces) + "\n")
+    ends = np.cumsum(lengths)
+    widths = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces)) + 1
+    line_ends = np.cumsum(widths)
+    last = np.searchsorted(ends, line_ends - 1)  # each piece's last token, if it ends where the piece does
+    newline = np.searchsorted(ends, line_ends)
+    if (newline >= len(ends)).any() or (last >= len(ends)).any():
+        return None
+    if not (np.array_equal(ends[last], line_ends - 1) and np.array_equal(ends[newline], line_ends)
+            and np.array_equal(newline, last + 1)):
+        return None
+    flat, firsts = lengths.tolist(), [0, *(newline[:-1] + 1).tolist()]
+    return [tuple(flat[a:b + 1]) for a, b in zip(firsts, last.tolist(), strict=True)]
+
+
 class PieceTable:
     """Token counts and token byte lengths of the pieces seen so far, for one tokenizer."""
 
@@ -37,18 +60,29 @@ class PieceTable:
         self.counts: dict[str, int] = {}
         self.lengths: dict[str, tuple[int, ...]] = {}
 
+    def _token_lengths(self, text: str) -> np.ndarray:
+        return self.counter._byte_lengths[np.asarray(self.counter._ids(text), dtype=np.int64)]
+
     def learn(self, pieces: Sequence[str]) -> bool:
-        """Tokenize the pieces not seen yet (one batch); False if a piece's tokens do not spell it byte for byte
-        (then pieces cannot stand for the tokenizer)."""
+        """Tokenize the pieces not seen yet; False if a piece's tokens do not spell it byte for byte (then pieces
+        cannot stand for the tokenizer)."""
         new = [piece for piece in dict.fromkeys(pieces) if piece not in self.counts]
         if not new:
             return True
         if len(self.counts) + len(new) > CACHE_LIMIT:  # new tables: lines split before keep the old ones
             self.counts, self.lengths = {}, {}
             new = list(dict.fromkeys(pieces))
-        byte_lengths = self.counter._byte_lengths
-        for piece, ids in zip(new, self.counter.encode_pieces(new), strict=True):
-            lengths = tuple(byte_lengths[np.asarray(ids, dtype=np.int64)].tolist())
+        # whitespace pieces would run into the joining newlines: those alone (few, and soon all known)
+        spaced = [piece for piece in new if piece[-1].isspace()]
+        words = [piece for piece in new if not piece[-1].isspace()]
+        found = lengths_in_one_pass(words, self._token_lengths)
+        if found is None:
+            words, spaced, found = [], new, []
+        if spaced:
+            byte_lengths = self.counter._byte_lengths
+            found += [tuple(byte_lengths[np.asarray(ids, dtype=np.int64)].tolist())
+                      for ids in self.counter.encode_pieces(spaced)]
+        for piece, lengths in zip(words + spaced, found, strict=True):
             if sum(lengths) != len(piece):  # ASCII: a byte per character
                 return False
             self.counts[piece], self.lengths[piece] = len(lengths), lengths
@@ -71,6 +105,15 @@ def pieces_apply(counter, text: str) -> bool:
             and not any(added in text for added in counter.added_texts))
 
 
+_BLANK_START = re.compile(r"\n(?:\s|\Z)")
+
+
+def starts_every_line(text: str) -> bool:
+    """Whether every newline of ``text`` is followed by a character that is not whitespace: ``"\n" +
+    "\n".join(lines)`` holds no empty line and none starting with whitespace (one scan in C)."""
+    return _BLANK_START.search(text) is None
+
+
 @dataclass(frozen=True)
 class PieceLines:
     """Lines joined by newlines (and a final newline), split into pieces once: the ``JoinedTokens`` interface
@@ -89,21 +132,54 @@ class PieceLines:
     def laid_out(self, rows: Sequence[int], offset: int) -> np.ndarray:
         """Token starts of the lines ``rows``, each with its newline, written one after another from character
         ``offset`` (exact: a newline before a non-space character ends a piece)."""
-        pieces, bounds, lengths = self.pieces, self.bounds, self.lengths
-        flat = np.fromiter(chain.from_iterable(lengths[piece] for row in rows
-                                               for piece in pieces[bounds[row]:bounds[row + 1]]), dtype=np.int64)
+        pieces, bounds = self.pieces, self.bounds
+        # a Python step per row only: the pieces and their tokens are chained in C
+        laid = chain.from_iterable([pieces[bounds[row]:bounds[row + 1]] for row in rows])
+        flat = np.fromiter(chain.from_iterable(map(self.lengths.__getitem__, laid)), dtype=np.int64)
         ends = np.cumsum(flat) + offset
         return ends - flat
+
+    def reference_costs(self, lines: Sequence[str], reference) -> list[int]:
+        """Each line's tokens (with its newline) in the reference tokenizer (cl100k), from the same pieces: a line
+        of words and single spaces ending in a full stop (every fact template but a year's) splits there into
+        the same words and the piece ``".\n"``, so it costs its words' tokens (each word's counted once per
+        process) plus that piece's; any other line is tokenized (one pass over those lines: cl100k is
+        ``newline_additive`` over lines that start with a non-space character)."""
+        from .budget import joined_costs
+
+        table = _reference_table(reference)
+        new = [piece for piece in dict.fromkeys(self.pieces) if piece not in table and _WORD.fullmatch(piece)]
+        found = lengths_in_one_pass(new, reference.token_lengths)
+        counts = [reference.count(piece) for piece in new] if found is None else list(map(len, found))
+        table.update(zip(new, counts, strict=True))
+        per_piece = np.fromiter(map(table.get, self.pieces, repeat(0)), dtype=np.int64, count=len(self.pieces))
+        total = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(per_piece)])
+        costs = np.diff(total[np.asarray(self.bounds, dtype=np.int64)]).tolist()
+        others = [k for k, simple in enumerate(map(_SIMPLE_LINE.fullmatch, lines)) if simple is None]
+        for k, cost in zip(others, joined_costs([lines[k] for k in others], reference, "\n"), strict=True):
+            costs[k] = cost
+        return costs
+
+
+_SIMPLE_LINE = re.compile(r"[A-Za-z]+(?: [A-Za-z]+)*\.")
+_WORD = re.compile(r" ?[A-Za-z]+")
+_REFERENCE_TABLES: dict[str, dict[str, int]] = {}
+
+
+def _reference_table(reference) -> dict[str, int]:
+    table = _REFERENCE_TABLES.get(reference.name)
+    if table is None or len(table) > CACHE_LIMIT:
+        # a simple line's full stop is the piece ".\n" in cl100k; its newline adds nothing more
+        table = _REFERENCE_TABLES[reference.name] = {".": reference.count(".\n"), "\n": 0}
+    return table
 
 
 def piece_lines(lines: Sequence[str], counter) -> PieceLines | None:
     """``lines`` joined by newlines as pieces of ``counter``'s pre-tokenizer; None where pieces would not be exact
     (not a GPT-2-style tokenizer, non-ASCII text, an added token's text, a line with a newline, an empty line or
     one starting with whitespace: the newline would then not end a piece)."""
-    if not lines or any(not line or line[0].isspace() for line in lines):
-        return None
     text = "\n".join(lines) + "\n"
-    if not pieces_apply(counter, text):
+    if not lines or not starts_every_line("\n" + text[:-1]) or not pieces_apply(counter, text):
         return None
     pieces = _pattern().findall(text)
     ends = [k + 1 for k, piece in enumerate(pieces) if piece == "\n"]

@@ -210,6 +210,10 @@ class TiktokenCounter:
         without the attribute, or with None, have their tables built in memory."""
         return offline_encoding_stamp(self._enc)
 
+    def token_lengths(self, text: str) -> np.ndarray:
+        """Byte length of each token of ``text``."""
+        return self._token_bytes[self._enc.encode_to_numpy(text, disallowed_special=())]
+
     def token_starts(self, text: str) -> np.ndarray:
         # encode_to_numpy with no special tokens allowed or refused is encode_ordinary, straight into an array
         lengths = self._token_bytes[self._enc.encode_to_numpy(text, disallowed_special=())]

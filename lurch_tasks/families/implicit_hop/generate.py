@@ -31,6 +31,7 @@ from ...core.difficulty import reasoning_depth
 from ...core.instance import Instance, instance_id
 from ...core.memory import cycles_uncollected
 from ...core.names import one_edit
+from ...core.pieces import PieceLines
 from ...core.rng import StableRng, canonical_json, derive_seed
 from ...core.tokens import StartsEncoded, reference_counter
 from ...scoring.not_found import NOT_FOUND
@@ -537,6 +538,8 @@ def _generate(config: ImplicitHopConfig, seed: int, split: str, index: int, conf
     need_reference: Callable[[list[int]], object] = lambda rows: None  # noqa: E731
     if meter.reads_reference:
         reference = costs
+    elif isinstance(joined, PieceLines) and newline_additive(reference_counter(), LINE_SEPARATOR, lines):
+        reference = joined.reference_costs(lines, reference_counter())
     elif newline_additive(reference_counter(), LINE_SEPARATOR, lines):
         on_demand = CostsOnDemand(lines, reference_counter(), LINE_SEPARATOR)
         reference, need_reference = on_demand.need(evidence_ids), on_demand.need
