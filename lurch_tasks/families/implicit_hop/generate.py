@@ -31,7 +31,7 @@ from ...core.difficulty import reasoning_depth
 from ...core.instance import Instance, instance_id
 from ...core.memory import cycles_uncollected
 from ...core.names import one_edit
-from ...core.pieces import PieceLines
+from ...core.pieces import PieceCounter, PieceLines
 from ...core.rng import StableRng, canonical_json, derive_seed
 from ...core.tokens import StartsEncoded, reference_counter
 from ...scoring.not_found import NOT_FOUND
@@ -620,16 +620,18 @@ def _generate(config: ImplicitHopConfig, seed: int, split: str, index: int, conf
     additive = (newline_additive(meter.counter, head, lines) and not meter.chat_template
                 and render_prompt("x", question) == head + "x" + tail)
     predicted: dict[str, int] = {}
-    head_tokens = meter.counter.count(head) if additive else 0
+    # the prompt's other parts from the same pieces as its lines (``PieceCounter``), when they are pieces
+    parts = PieceCounter(meter.counter) if isinstance(joined, PieceLines) else meter.counter
+    head_tokens = parts.count(head) if additive else 0
 
     def predicted_tokens(order: list[int]) -> int:
         return (head_tokens + sum(costs[i] for i in order[:-1])
-                + meter.counter.count(lines[order[-1]] + tail))
+                + parts.count(lines[order[-1]] + tail))
 
     def predicted_count(text: str) -> int:
         return predicted[text] if text in predicted else meter.count(text)
 
-    frame = meter.count(render([])) - sum(costs[i] for i in evidence_ids)
+    frame = (parts.count if additive else meter.count)(render([])) - sum(costs[i] for i in evidence_ids)
     room = cell.context_tokens - frame - sum(costs[i] for i in evidence_ids)
     fitting, rest = _first_fit(distractor_ids, costs, room)
     _close_the_gap(fitting, rest, costs, room - sum(costs[i] for i in fitting),
@@ -664,8 +666,8 @@ def _generate(config: ImplicitHopConfig, seed: int, split: str, index: int, conf
     if additive and order:  # the kept prompt's tokens from its parts' (the lines' from the one pass over them)
         last = lines[order[-1]] + tail
         context_before = len(fitted.text) - len(head) - len(last)
-        starts = np.concatenate([meter.counter.token_starts(head), joined.laid_out(order[:-1], len(head)),
-                                 meter.counter.token_starts(last) + len(head) + context_before])
+        starts = np.concatenate([parts.token_starts(head), joined.laid_out(order[:-1], len(head)),
+                                 parts.token_starts(last) + len(head) + context_before])
         meter.remember(fitted.text, StartsEncoded(starts))
     return _instance(config, config_name, seed, split, index, cell, kb, question_drawn, required, lines, order,
                      layout, meter, fitted.text, question, setup, near_misses, reference, facts, len(decoys), balanced,
