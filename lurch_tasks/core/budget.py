@@ -254,4 +254,4 @@ def newline_additive(counter: TokenCounter, head: str, lines: Sequence[str]) -> 
     # GPT-2's pattern (``core.pieces``): a newline is a piece of its own unless other whitespace follows it, and the
     # pattern reads forward only; an added token's text is matched before the split, so none may be in the text.
     text = head + body
-    return not gpt2 or not any(added in text for added in counter.added_texts)
+    return not gpt2 or not counter.holds_added_text(text)

@@ -104,7 +104,7 @@ def piece_table(counter) -> PieceTable:
 def pieces_apply(counter, text: str) -> bool:
     """Whether ``text`` can be costed piece by piece in ``counter``'s tokens (see the module's notes)."""
     return (bool(getattr(counter, "splits_like_gpt2", False)) and text.isascii()
-            and _NOT_PRINTABLE.search(text) is None and not any(added in text for added in counter.added_texts))
+            and _NOT_PRINTABLE.search(text) is None and not counter.holds_added_text(text))
 
 
 _BLANK_START = re.compile(r"\n(?:\s|\Z)")

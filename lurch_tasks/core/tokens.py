@@ -298,6 +298,19 @@ class HFTokenCounter:
         """The texts of the added tokens: the encoder matches them before it splits a text into pieces."""
         return tuple(token.content for token in self._backend.get_added_tokens_decoder().values())
 
+    @cached_property
+    def _added_by_first(self) -> dict[str, tuple[str, ...]]:
+        groups: dict[str, list[str]] = {}
+        for text in self.added_texts:
+            groups.setdefault(text[:1], []).append(text)
+        return {first: tuple(texts) for first, texts in groups.items()}
+
+    def holds_added_text(self, text: str) -> bool:
+        """Whether an added token's text occurs in ``text``: one scan per first character (SmolLM2's all start
+        with "<"), the texts themselves only where it occurs."""
+        return any(first in text and any(added in text for added in texts)
+                   for first, texts in self._added_by_first.items())
+
     def encode_pieces(self, pieces: list[str]) -> list[list[int]]:
         """Token ids of each text alone, in one batch."""
         fast = getattr(self._backend, "encode_batch_fast", None) or self._backend.encode_batch
