@@ -291,3 +291,60 @@ def test_lurch_eval_names_the_library_that_failed(tmp_path):
     last = proc.stderr.strip().splitlines()[-1]
     assert last.startswith("lurch eval: error raised by ") and "lurch: error" not in proc.stderr
     assert "transformers" in last or "huggingface_hub" in last or "lm_eval" in last
+
+
+@pytest.mark.parametrize("tokenizer_name", ["byte_bpe", "smollm2"])
+def test_implicit_hop_token_figures_are_a_real_pass_in_gpt2_style_tokenizers(tokenizers, tokenizer_name):
+    """In a GPT-2-style tokenizer ImplicitHop costs lines from cached pieces, fits by summing them and lays the
+    kept prompt's encoding out from the pieces (``core.pieces``): every token figure must be a pass's."""
+    from lurch_tasks.families.implicit_hop.prompt import prompt_head
+
+    spec = tokenizers[tokenizer_name]
+    counter, reference = get_token_counter(spec), get_token_counter("cl100k_base")
+    assert counter.splits_like_gpt2
+    head = len(prompt_head())
+    for name, overrides in (("implicit_hop_length", {"context_tokens": [2048, 4096], "num_samples": 2}),
+                            ("implicit_hop_compare", {"num_samples": 1, "depths": [3, 5]}),
+                            ("implicit_hop_dispersion", {"num_samples": 1, "filler": 0.3}),
+                            ("implicit_hop_broken", {"num_samples": 8})):
+        task = resolve_task(name, {**overrides, "tokenizer": spec})
+        for index in range(task.config.size()):
+            row = generate_row(task, index)
+            starts = counter.token_starts(row["prompt"])
+            context = (head, head + len(row["context"]))
+            assert row["difficulty"]["prompt_tokens"] == len(starts) == counter.count(row["prompt"])
+            assert row["difficulty"]["context_tokens"] == int(((starts >= context[0]) & (starts < context[1])).sum())
+            spans = [(span["start"], span["end"]) for span in row["evidence"]]
+            expected = measure_evidence(reference.token_starts(row["prompt"]), head, len(row["context"]), spans)
+            assert row["evidence"] == list(expected.spans)
+            assert row["difficulty"]["evidence_dispersion"] == expected.dispersion
+
+
+@pytest.mark.parametrize("tokenizer_name", ["byte_bpe", "smollm2"])
+def test_pieces_stand_for_the_tokenizer(tokenizers, tokenizer_name):
+    """Line costs, laid-out starts and whole-text counts from pieces are the tokenizer's own; cl100k costs of
+    lines from the same pieces are a cl100k pass's."""
+    import regex
+
+    from lurch_tasks.core.budget import joined_costs, joined_tokens, line_tokens, newline_additive
+    from lurch_tasks.core.pieces import GPT2_PATTERN, PieceCounter, PieceLines, split_pieces
+
+    counter, reference = get_token_counter(tokenizers[tokenizer_name]), get_token_counter("cl100k_base")
+    lines = ["Velmar Oster founded Brin Works.", "The mentor of Ka Lu is Tor Vex.", "Dren's year of birth is 1923.",
+             "Wait,  two spaces and (brackets)!", "Numbers 12345 and it's done.", "Ends with spaces   ",
+             "X.", "Rain fell steadily through the afternoon."]
+    joined, pieces = joined_tokens(lines, counter, "\n"), line_tokens(lines, counter, "\n")
+    assert isinstance(pieces, PieceLines)
+    assert pieces.costs() == joined.costs()
+    for rows in ([0, 1, 2], [7, 3, 5, 0], list(range(len(lines)))):
+        assert pieces.laid_out(rows, 11).tolist() == joined.laid_out(rows, 11).tolist()
+    assert pieces.reference_costs(lines, reference) == joined_costs(lines, reference, "\n")
+    assert newline_additive(counter, "Head:\n", lines)
+    assert not newline_additive(counter, "Head:\n", [*lines, "an <|endoftext|> inside"]) or not counter.added_texts
+    parts = PieceCounter(counter)
+    for text in ["Head:\n", "Velmar Oster.\n\nQuestion: who?\nAnswer:", "  spaced \n\n out  ", "naïve café", ""]:
+        assert parts.count(text) == counter.count(text), text
+        assert parts.token_starts(text).tolist() == counter.token_starts(text).tolist(), text
+    text = "\n".join(lines) + "\n"
+    assert split_pieces(text) == regex.findall(GPT2_PATTERN, text)
+    assert line_tokens(["naïve café."], counter, "\n").costs() == joined_costs(["naïve café."], counter, "\n")

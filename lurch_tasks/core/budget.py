@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .pieces import PieceLines, piece_lines, starts_every_line
 from .tokens import (
     REFERENCE_TOKENIZER,
     Encoded,
@@ -176,6 +177,32 @@ def joined_tokens(texts: Sequence[str], counter: TokenCounter, separator: str) -
     return JoinedTokens(starts, bounds, np.searchsorted(starts, bounds, side="left"))
 
 
+def line_tokens(texts: Sequence[str], counter: TokenCounter, separator: str) -> JoinedTokens | PieceLines:
+    """``joined_tokens``, from cached pieces where the tokenizer allows (``core.pieces``: no tokenizer pass)."""
+    if separator == "\n" and (pieces := piece_lines(texts, counter)) is not None:
+        return pieces
+    return joined_tokens(texts, counter, separator)
+
+
+class CostsOnDemand:
+    """``joined_costs`` of texts, each counted the first time it is asked for (``need``, one pass over the
+    texts asked for at once): for a tokenizer that is ``newline_additive`` over the texts, a text costs the same
+    in any company, so the texts a prompt never holds are never tokenized."""
+
+    def __init__(self, texts: Sequence[str], counter: TokenCounter, separator: str) -> None:
+        self.texts, self.counter, self.separator = texts, counter, separator
+        self.values: list[int | None] = [None] * len(texts)
+
+    def need(self, rows: Sequence[int]) -> list[int | None]:
+        values = self.values
+        missing = [row for row in dict.fromkeys(rows) if values[row] is None]
+        if missing:
+            for row, cost in zip(missing, joined_costs([self.texts[row] for row in missing], self.counter,
+                                                       self.separator), strict=True):
+                values[row] = cost
+        return values
+
+
 def _joined_cuts(texts: Sequence[str], counter: TokenCounter, separator: str) -> tuple[np.ndarray, np.ndarray,
                                                                                        np.ndarray]:
     joined = joined_tokens(texts, counter, separator)
@@ -209,11 +236,22 @@ def newline_additive(counter: TokenCounter, head: str, lines: Sequence[str]) -> 
     line but the last with its newline (its ``joined_costs``), plus the last line with ``tail``: so a fit can
     sum known costs instead of tokenizing the prompt per step.
 
-    True for the reference tokenizer when ``head`` ends with a newline and no line is empty or starts with
-    whitespace. cl100k encodes each piece of its pre-tokenizing regex alone, and a newline followed by a
-    non-whitespace character always ends a piece: the regex's alternatives that match a newline are
+    True for the reference tokenizer and GPT-2-style ones (``splits_like_gpt2``, no added token's text in the
+    text) when ``head`` ends with a newline and no line is empty or starts with whitespace. cl100k encodes each
+    piece of its pre-tokenizing regex alone, and a newline followed by a non-whitespace character always ends a
+    piece: the regex's alternatives that match a newline are
     ``?[^\\s\\p{L}\\p{N}]+[\\r\\n]*`` and ``\\s*[\\r\\n]+`` (tried before ``\\s+(?!\\S)``), and neither runs on
     past the last newline of a whitespace run. A piece starting after that newline matches as it would at the
     start of a text (the regex reads forward only)."""
-    return (counter.name == REFERENCE_TOKENIZER and head.endswith("\n")
-            and all(line and not line[0].isspace() for line in lines))
+    gpt2 = counter.name != REFERENCE_TOKENIZER and getattr(counter, "splits_like_gpt2", False)
+    if not head.endswith("\n") or not (gpt2 or counter.name == REFERENCE_TOKENIZER):
+        return False
+    if not lines:
+        return True
+    body = "\n".join(lines)
+    if not starts_every_line("\n" + body) and not all(line and not line[0].isspace() for line in lines):
+        return False  # (the scan also refuses a newline inside a line: then the exact test per line decides)
+    # GPT-2's pattern (``core.pieces``): a newline is a piece of its own unless other whitespace follows it, and the
+    # pattern reads forward only; an added token's text is matched before the split, so none may be in the text.
+    text = head + body
+    return not gpt2 or not counter.holds_added_text(text)

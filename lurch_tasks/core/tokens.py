@@ -224,6 +224,10 @@ class TiktokenCounter:
             return offline_encoding_stamp(self._enc)  # not our file: whatever tiktoken loads decides
         return spec_stamp(spec)  # what offline_encoding_stamp gives the encoding load_offline_encoding builds from it
 
+    def token_lengths(self, text: str) -> np.ndarray:
+        """Byte length of each token of ``text``."""
+        return self._token_bytes[self._enc.encode_to_numpy(text, disallowed_special=())]
+
     def token_starts(self, text: str) -> np.ndarray:
         # encode_to_numpy with no special tokens allowed or refused is encode_ordinary, straight into an array
         lengths = self._token_bytes[self._enc.encode_to_numpy(text, disallowed_special=())]
@@ -292,6 +296,49 @@ class HFTokenCounter:
             else:
                 return None
         return lengths
+
+    @cached_property
+    def splits_like_gpt2(self) -> bool:
+        """Whether the tokenizer is GPT-2's kind: no normalizer, a byte-level pre-tokenizer splitting with GPT-2's
+        regex (``GPT2_PATTERN``) and no prefix space, and BPE without dropout (SmolLM2, GPT-2). Its tokens of a
+        text are then the BPE tokens of each regex piece alone, so texts can be costed piece by piece
+        (``core.pieces``) and a newline followed by a non-space character always ends a piece."""
+        import json
+
+        backend = self._backend
+        if backend is None or self._byte_lengths is None or type(backend.model).__name__ != "BPE":
+            return False
+        if getattr(backend.model, "dropout", None) not in (None, 0.0):
+            return False
+        try:
+            state = json.loads(backend.pre_tokenizer.__getstate__())
+        except (AttributeError, TypeError, ValueError):
+            return False
+        return (state.get("type") == "ByteLevel" and state.get("use_regex") is True
+                and state.get("add_prefix_space") is False)
+
+    @cached_property
+    def added_texts(self) -> tuple[str, ...]:
+        """The texts of the added tokens: the encoder matches them before it splits a text into pieces."""
+        return tuple(token.content for token in self._backend.get_added_tokens_decoder().values())
+
+    @cached_property
+    def _added_by_first(self) -> dict[str, tuple[str, ...]]:
+        groups: dict[str, list[str]] = {}
+        for text in self.added_texts:
+            groups.setdefault(text[:1], []).append(text)
+        return {first: tuple(texts) for first, texts in groups.items()}
+
+    def holds_added_text(self, text: str) -> bool:
+        """Whether an added token's text occurs in ``text``: one scan per first character (SmolLM2's all start
+        with "<"), the texts themselves only where it occurs."""
+        return any(first in text and any(added in text for added in texts)
+                   for first, texts in self._added_by_first.items())
+
+    def encode_pieces(self, pieces: list[str]) -> list[list[int]]:
+        """Token ids of each text alone, in one batch."""
+        fast = getattr(self._backend, "encode_batch_fast", None) or self._backend.encode_batch
+        return [encoding.ids for encoding in fast(pieces, add_special_tokens=False)]
 
     def _ids(self, text: str) -> list[int]:
         fast = getattr(self._backend, "encode_batch_fast", None)  # tokenizers >= 0.20: no offset tracking

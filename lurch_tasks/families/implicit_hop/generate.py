@@ -9,7 +9,15 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ...core.budget import Fitted, joined_costs, joined_tokens, newline_additive, prompt_meter, settle_to_budget
+from ...core.budget import (
+    CostsOnDemand,
+    Fitted,
+    joined_costs,
+    line_tokens,
+    newline_additive,
+    prompt_meter,
+    settle_to_budget,
+)
 from ...core.cells import setup_instance
 from ...core.config import config_to_dict
 from ...core.context import (
@@ -23,6 +31,7 @@ from ...core.difficulty import reasoning_depth
 from ...core.instance import Instance, instance_id
 from ...core.memory import cycles_uncollected
 from ...core.names import one_edit
+from ...core.pieces import PieceCounter, PieceLines
 from ...core.rng import StableRng, canonical_json, derive_seed
 from ...core.tokens import StartsEncoded, reference_counter
 from ...scoring.not_found import NOT_FOUND
@@ -521,10 +530,21 @@ def _generate(config: ImplicitHopConfig, seed: int, split: str, index: int, conf
         lines += filler_lines(extra, filler_rng)
         distractor_ids = filler_rng.shuffled(list(range(len(required), len(lines))))
     meter = prompt_meter(config.tokenizer, config.chat_template)
-    joined = joined_tokens(lines, meter.counter, LINE_SEPARATOR)
+    joined = line_tokens(lines, meter.counter, LINE_SEPARATOR)
     costs = joined.costs()
-    reference = costs if meter.reads_reference else joined_costs(lines, reference_counter(), LINE_SEPARATOR)
     evidence_ids = list(range(len(required)))
+    # Reference costs (the layout's and the dispersion's unit) of the lines a prompt holds, counted as the fit
+    # tries them: a line costs the same wherever it stands (``newline_additive``), so the rest are never counted.
+    need_reference: Callable[[list[int]], object] = lambda rows: None  # noqa: E731
+    if meter.reads_reference:
+        reference = costs
+    elif isinstance(joined, PieceLines) and newline_additive(reference_counter(), LINE_SEPARATOR, lines):
+        reference = joined.reference_costs(lines, reference_counter())
+    elif newline_additive(reference_counter(), LINE_SEPARATOR, lines):
+        on_demand = CostsOnDemand(lines, reference_counter(), LINE_SEPARATOR)
+        reference, need_reference = on_demand.need(evidence_ids), on_demand.need
+    else:
+        reference = joined_costs(lines, reference_counter(), LINE_SEPARATOR)
     decoy_ids = list(range(len(required), len(required) + len(decoys)))
     # Lines stating one of the question's relations about other subjects go where the evidence is too: the
     # line of the chain's last relation nearest its first is then as often another one as the gold one.
@@ -570,6 +590,7 @@ def _generate(config: ImplicitHopConfig, seed: int, split: str, index: int, conf
     def _arranged(chosen: list[int]) -> tuple[Layout, list[int]]:
         # The pool's rank decides which lines fit, not where they stand: in rank order the lines of the next and
         # last relations would crowd the context's start, and the one nearest a late start line would be gold.
+        need_reference(chosen)
         chosen = StableRng(derive_seed(layout_seed, "places")).shuffled(chosen)
         layout = zero_spread_layout([reference[i] for i in chosen], len(evidence_ids), cell.dispersion, layout_seed,
                                     stratum)
@@ -599,16 +620,18 @@ def _generate(config: ImplicitHopConfig, seed: int, split: str, index: int, conf
     additive = (newline_additive(meter.counter, head, lines) and not meter.chat_template
                 and render_prompt("x", question) == head + "x" + tail)
     predicted: dict[str, int] = {}
-    head_tokens = meter.counter.count(head) if additive else 0
+    # the prompt's other parts from the same pieces as its lines (``PieceCounter``), when they are pieces
+    parts = PieceCounter(meter.counter) if isinstance(joined, PieceLines) else meter.counter
+    head_tokens = parts.count(head) if additive else 0
 
     def predicted_tokens(order: list[int]) -> int:
         return (head_tokens + sum(costs[i] for i in order[:-1])
-                + meter.counter.count(lines[order[-1]] + tail))
+                + parts.count(lines[order[-1]] + tail))
 
     def predicted_count(text: str) -> int:
         return predicted[text] if text in predicted else meter.count(text)
 
-    frame = meter.count(render([])) - sum(costs[i] for i in evidence_ids)
+    frame = (parts.count if additive else meter.count)(render([])) - sum(costs[i] for i in evidence_ids)
     room = cell.context_tokens - frame - sum(costs[i] for i in evidence_ids)
     fitting, rest = _first_fit(distractor_ids, costs, room)
     _close_the_gap(fitting, rest, costs, room - sum(costs[i] for i in fitting),
@@ -643,8 +666,8 @@ def _generate(config: ImplicitHopConfig, seed: int, split: str, index: int, conf
     if additive and order:  # the kept prompt's tokens from its parts' (the lines' from the one pass over them)
         last = lines[order[-1]] + tail
         context_before = len(fitted.text) - len(head) - len(last)
-        starts = np.concatenate([meter.counter.token_starts(head), joined.laid_out(order[:-1], len(head)),
-                                 meter.counter.token_starts(last) + len(head) + context_before])
+        starts = np.concatenate([parts.token_starts(head), joined.laid_out(order[:-1], len(head)),
+                                 parts.token_starts(last) + len(head) + context_before])
         meter.remember(fitted.text, StartsEncoded(starts))
     return _instance(config, config_name, seed, split, index, cell, kb, question_drawn, required, lines, order,
                      layout, meter, fitted.text, question, setup, near_misses, reference, facts, len(decoys), balanced,
