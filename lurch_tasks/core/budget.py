@@ -217,3 +217,40 @@ def newline_additive(counter: TokenCounter, head: str, lines: Sequence[str]) -> 
     start of a text (the regex reads forward only)."""
     return (counter.name == REFERENCE_TOKENIZER and head.endswith("\n")
             and all(line and not line[0].isspace() for line in lines))
+
+
+@dataclass(frozen=True)
+class SummedPrompt:
+    """A prompt's token count and its context's, summed from counts of its parts (``summed_prompt``): what a
+    generator reads from a ``PromptEncoding`` (``tokens``, and ``tokens_between`` over the context's span)."""
+
+    tokens: int
+    context_span: tuple[int, int]  # characters of the context in the prompt
+    context_tokens: int
+
+    def tokens_between(self, start: int, end: int) -> int:
+        if (start, end) != self.context_span:
+            raise ValueError(f"tokens_between: only the context's span {self.context_span} is known, not {(start, end)}")
+        return self.context_tokens
+
+
+def lines_summable(counter: TokenCounter, lines: Sequence[str]) -> bool:
+    """Whether ``summed_prompt`` is exact for ``lines`` in ``counter``: it splits after every newline that a
+    non-whitespace character follows (``newline_separates``), and every line starts with one."""
+    return bool(getattr(counter, "newline_separates", False)) and all(line and not line[0].isspace()
+                                                                     for line in lines)
+
+
+def summed_prompt(counter: TokenCounter, head: str, lines: Sequence[str], line_tokens: Sequence[int],
+                  separator: str, question: str) -> SummedPrompt:
+    """The counts of ``head + "\\n".join(lines) + separator + question`` with one pass over the last line and
+    the question only: ``head`` (ending with a newline) and each line but the last are counted alone (each line's
+    ``line_tokens``, plus one for its newline). Exact when ``lines_summable``, which the caller checks."""
+    if not head.endswith("\n") or not lines:
+        raise ValueError("summed_prompt: a head that ends with a newline and at least one line")
+    head_tokens = counter.count(head[:-1]) + 1
+    body = sum(line_tokens[:-1]) + len(lines) - 1  # every line but the last, each with its newline
+    starts = counter.token_starts(lines[-1] + separator + question)
+    in_last = int(np.searchsorted(starts, len(lines[-1]), side="left"))  # the last line's own tokens
+    context_chars = sum(map(len, lines)) + len(lines) - 1
+    return SummedPrompt(head_tokens + body + len(starts), (len(head), len(head) + context_chars), body + in_last)

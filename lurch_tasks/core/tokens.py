@@ -218,6 +218,8 @@ class TiktokenCounter:
     def encoding(self, text: str) -> StartsEncoded:
         return StartsEncoded(self.token_starts(text))
 
+    newline_separates = False  # cl100k can merge a newline into the piece before it (after punctuation)
+
     def chat_prompt(self, text: str) -> str:
         raise ValueError(f"chat_template: {self.name} has no chat template; allowed: false, or a Hugging Face "
                          "tokenizer (folder or GGUF) that has one")
@@ -268,6 +270,28 @@ class HFTokenCounter:
             else:
                 return None
         return lengths
+
+    @cached_property
+    def newline_separates(self) -> bool:
+        """Whether a newline followed by a non-whitespace character is always one token of its own, with a piece
+        boundary on each side: then ``count(a + "\\n" + b) == count(a) + 1 + count(b)`` for any ``a`` and any ``b``
+        that starts with non-whitespace, so a long text's count is a sum of its lines'.
+
+        True for GPT-2's byte-level pre-tokenizer (SmolLM2, GPT-2, ...) with no normalizer: of its regex's
+        alternatives (``'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+``) only the
+        last two match a newline; before a non-whitespace character ``\\s+(?!\\S)`` stops short of it, so
+        ``\\s+`` takes it alone, and no piece starts with one; each piece is encoded alone. Added tokens are
+        matched before that split: none may hold whitespace or strip its neighbours."""
+        backend = self._backend
+        pre = None if backend is None else backend.pre_tokenizer
+        if pre is None or type(pre).__name__ != "ByteLevel" or backend.normalizer is not None:
+            return False
+        if not pre.use_regex or pre.add_prefix_space:
+            return False
+        for added in backend.get_added_tokens_decoder().values():
+            if added.lstrip or added.rstrip or any(c.isspace() for c in added.content):
+                return False
+        return self.count("\n") == 1
 
     def _ids(self, text: str) -> list[int]:
         fast = getattr(self._backend, "encode_batch_fast", None)  # tokenizers >= 0.20: no offset tracking
