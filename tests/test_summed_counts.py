@@ -1,0 +1,80 @@
+"""Prompt counts summed from line counts (core.budget.summed_prompt), with no pass over the prompt: exact in the
+tokenizers that split at every newline a non-whitespace character follows (``newline_separates``), and what
+RECON records for its prompts in such a tokenizer."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from offline_tokenizers import save_byte_level_bpe, save_sentencepiece_bpe, smollm2_gguf
+
+from lurch_tasks.core.budget import PromptMeter, lines_summable, summed_prompt
+from lurch_tasks.core.generation import resolve_task
+from lurch_tasks.core.registry import get_family
+from lurch_tasks.core.tokens import get_token_counter
+
+
+@pytest.fixture(scope="module")
+def tokenizers(tmp_path_factory) -> dict[str, str]:
+    root = tmp_path_factory.mktemp("tokenizers")
+    return {
+        "cl100k": "cl100k_base",
+        "byte_bpe": str(save_byte_level_bpe(root / "byte_bpe")),
+        "sentencepiece": str(save_sentencepiece_bpe(root / "sentencepiece")),
+        "smollm2": str(smollm2_gguf()),
+    }
+
+
+def test_byte_level_tokenizers_split_at_newlines_and_others_are_not_assumed_to(tokenizers):
+    assert get_token_counter(tokenizers["smollm2"]).newline_separates
+    assert get_token_counter(tokenizers["byte_bpe"]).newline_separates
+    assert not get_token_counter(tokenizers["sentencepiece"]).newline_separates
+    assert not get_token_counter(tokenizers["cl100k"]).newline_separates  # ".\n" is one cl100k piece
+
+
+LINE = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\n"), min_size=1, max_size=30)
+PLAIN = st.text(st.sampled_from(list("ab .,:;!?)([]'s0123 \t\u00e9-")), min_size=1, max_size=30)
+
+
+def _check_summed(spec: str, head: str, lines: list[str], question: str) -> None:
+    counter = get_token_counter(spec)
+    lines = [line for line in lines if not line[0].isspace()] or ["[x]"]
+    assert lines_summable(counter, lines)
+    summed = summed_prompt(counter, head, lines, counter.count_many(lines), "\n\n", question)
+    context = "\n".join(lines)
+    prompt = f"{head}{context}\n\n{question}"
+    encoded = PromptMeter(counter).encode(prompt)
+    assert summed.tokens == encoded.tokens == counter.count(prompt)
+    assert summed.context_span == (len(head), len(head) + len(context))
+    assert summed.context_tokens == encoded.tokens_between(len(head), len(head) + len(context))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(st.one_of(LINE, PLAIN), min_size=1, max_size=8), question=st.one_of(LINE, PLAIN),
+       head=st.one_of(LINE, PLAIN))
+def test_summed_counts_equal_one_pass_over_the_prompt(tokenizers, lines, question, head):
+    for name in ("smollm2", "byte_bpe"):
+        _check_summed(tokenizers[name], head + "\n", lines, question)
+
+
+def test_lines_that_start_with_whitespace_are_not_summed(tokenizers):
+    counter = get_token_counter(tokenizers["smollm2"])
+    assert not lines_summable(counter, ["[a]", " [b]"])
+    assert not lines_summable(counter, ["[a]", ""])
+    assert not lines_summable(get_token_counter("cl100k_base"), ["[a]", "[b]"])
+
+
+def test_recon_records_one_pass_counts_when_it_sums_them(tokenizers):
+    """RECON fits and measures its prompts from line counts in SmolLM2: the counts it records are a pass's."""
+    spec = tokenizers["smollm2"]
+    task = resolve_task("recon_chain", {"context_tokens": [16_384], "tokenizer": spec, "num_samples": 1})
+    family = get_family(task.family)
+    counter = get_token_counter(spec)
+    for index in range(3):
+        row = family.generate(task.config, task.seed, "test", index, task.name)
+        encoded = PromptMeter(counter).encode(row.prompt)
+        start = row.prompt.index(row.context)
+        assert row.difficulty["prompt_tokens"] == encoded.tokens
+        assert row.difficulty["context_tokens"] == encoded.tokens_between(start, start + len(row.context))
+        assert encoded.tokens <= 16_384
