@@ -230,7 +230,8 @@ class SummedPrompt:
 
     def tokens_between(self, start: int, end: int) -> int:
         if (start, end) != self.context_span:
-            raise ValueError(f"tokens_between: only the context's span {self.context_span} is known, not {(start, end)}")
+            raise ValueError(f"tokens_between: only the context's span {self.context_span} is known, not "
+                             f"{(start, end)}")
         return self.context_tokens
 
 
