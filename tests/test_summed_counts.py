@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from offline_tokenizers import save_byte_level_bpe, save_sentencepiece_bpe, smollm2_gguf
 
-from lurch_tasks.core.budget import PromptMeter, lines_summable, summed_prompt
+from lurch_tasks.core.budget import PromptMeter, lines_summable, newline_costs, summed_prompt
 from lurch_tasks.core.generation import resolve_task
 from lurch_tasks.core.registry import get_family
 from lurch_tasks.core.tokens import get_token_counter
@@ -26,11 +26,13 @@ def tokenizers(tmp_path_factory) -> dict[str, str]:
     }
 
 
-def test_byte_level_tokenizers_split_at_newlines_and_others_are_not_assumed_to(tokenizers):
-    assert get_token_counter(tokenizers["smollm2"]).newline_separates
-    assert get_token_counter(tokenizers["byte_bpe"]).newline_separates
-    assert not get_token_counter(tokenizers["sentencepiece"]).newline_separates
-    assert not get_token_counter(tokenizers["cl100k"]).newline_separates  # ".\n" is one cl100k piece
+def test_which_tokenizers_end_a_piece_at_each_newline_before_a_line(tokenizers):
+    for name in ("smollm2", "byte_bpe"):  # the newline is a token of its own
+        assert get_token_counter(tokenizers[name]).newline_separates
+        assert get_token_counter(tokenizers[name]).newline_ends_piece
+    cl100k = get_token_counter(tokenizers["cl100k"])
+    assert cl100k.newline_ends_piece and not cl100k.newline_separates  # ".\n" is one cl100k piece
+    assert not get_token_counter(tokenizers["sentencepiece"]).newline_ends_piece
 
 
 LINE = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\n"), min_size=1, max_size=30)
@@ -41,7 +43,7 @@ def _check_summed(spec: str, head: str, lines: list[str], question: str) -> None
     counter = get_token_counter(spec)
     lines = [line for line in lines if not line[0].isspace()] or ["[x]"]
     assert lines_summable(counter, lines)
-    summed = summed_prompt(counter, head, lines, counter.count_many(lines), "\n\n", question)
+    summed = summed_prompt(counter, head, lines, newline_costs(counter, lines), "\n\n", question)
     context = "\n".join(lines)
     prompt = f"{head}{context}\n\n{question}"
     encoded = PromptMeter(counter).encode(prompt)
@@ -54,7 +56,7 @@ def _check_summed(spec: str, head: str, lines: list[str], question: str) -> None
 @given(lines=st.lists(st.one_of(LINE, PLAIN), min_size=1, max_size=8), question=st.one_of(LINE, PLAIN),
        head=st.one_of(LINE, PLAIN))
 def test_summed_counts_equal_one_pass_over_the_prompt(tokenizers, lines, question, head):
-    for name in ("smollm2", "byte_bpe"):
+    for name in ("smollm2", "byte_bpe", "cl100k"):
         _check_summed(tokenizers[name], head + "\n", lines, question)
 
 
@@ -62,12 +64,21 @@ def test_lines_that_start_with_whitespace_are_not_summed(tokenizers):
     counter = get_token_counter(tokenizers["smollm2"])
     assert not lines_summable(counter, ["[a]", " [b]"])
     assert not lines_summable(counter, ["[a]", ""])
-    assert not lines_summable(get_token_counter("cl100k_base"), ["[a]", "[b]"])
+    assert not lines_summable(get_token_counter(tokenizers["sentencepiece"]), ["[a]", "[b]"])
 
 
-def test_recon_records_one_pass_counts_when_it_sums_them(tokenizers):
-    """RECON fits and measures its prompts from line counts in SmolLM2: the counts it records are a pass's."""
-    spec = tokenizers["smollm2"]
+def test_newline_costs_are_what_each_text_and_its_newline_add_before_a_line(tokenizers):
+    texts = ["[Day 1, 09:00] a b.", "x  ", "y:", "end 12", "(z)!", "tab\t"]
+    for name in ("smollm2", "byte_bpe", "cl100k"):
+        counter = get_token_counter(tokenizers[name])
+        assert newline_costs(counter, texts) == [counter.count(text + "\n[a]") - counter.count("[a]")
+                                                 for text in texts]
+
+
+@pytest.mark.parametrize("name", ["smollm2", "cl100k"])
+def test_recon_records_one_pass_counts_when_it_sums_them(tokenizers, name):
+    """RECON fits and measures its prompts from line counts: the counts it records are a pass's."""
+    spec = tokenizers[name]
     task = resolve_task("recon_chain", {"context_tokens": [16_384], "tokenizer": spec, "num_samples": 1})
     family = get_family(task.family)
     counter = get_token_counter(spec)

@@ -236,21 +236,31 @@ class SummedPrompt:
 
 
 def lines_summable(counter: TokenCounter, lines: Sequence[str]) -> bool:
-    """Whether ``summed_prompt`` is exact for ``lines`` in ``counter``: it splits after every newline that a
-    non-whitespace character follows (``newline_separates``), and every line starts with one."""
-    return bool(getattr(counter, "newline_separates", False)) and all(line and not line[0].isspace()
-                                                                     for line in lines)
+    """Whether ``summed_prompt`` is exact for ``lines`` in ``counter``: a newline that a non-whitespace character
+    follows always ends a piece (``newline_ends_piece``), and every line starts with such a character."""
+    return bool(getattr(counter, "newline_ends_piece", False)) and all(line and not line[0].isspace()
+                                                                      for line in lines)
 
 
-def summed_prompt(counter: TokenCounter, head: str, lines: Sequence[str], line_tokens: Sequence[int],
+def newline_costs(counter: TokenCounter, texts: Sequence[str], counts: Sequence[int] | None = None) -> list[int]:
+    """Tokens of each text followed by a newline, alone: what it adds to a prompt where a non-whitespace character
+    follows that newline (``lines_summable``). From the texts' own ``counts`` when the newline is always a token of
+    its own (``newline_separates``), else one pass over each text and its newline."""
+    if getattr(counter, "newline_separates", False):
+        return [c + 1 for c in (counter.count_many(list(texts)) if counts is None else counts)]
+    return counter.count_many([text + "\n" for text in texts])
+
+
+def summed_prompt(counter: TokenCounter, head: str, lines: Sequence[str], line_costs: Sequence[int],
                   separator: str, question: str) -> SummedPrompt:
     """The counts of ``head + "\\n".join(lines) + separator + question`` with one pass over the last line and
-    the question only: ``head`` (ending with a newline) and each line but the last are counted alone (each line's
-    ``line_tokens``, plus one for its newline). Exact when ``lines_summable``, which the caller checks."""
+    the question only: ``head`` (ending with a newline) and each line but the last count alone with their
+    newline (``line_costs``: ``newline_costs`` of the lines). Exact when ``lines_summable``, which the caller
+    checks."""
     if not head.endswith("\n") or not lines:
         raise ValueError("summed_prompt: a head that ends with a newline and at least one line")
-    head_tokens = counter.count(head[:-1]) + 1
-    body = sum(line_tokens[:-1]) + len(lines) - 1  # every line but the last, each with its newline
+    head_tokens = newline_costs(counter, [head[:-1]])[0]
+    body = sum(line_costs[:-1])  # every line but the last, each with its newline
     starts = counter.token_starts(lines[-1] + separator + question)
     in_last = int(np.searchsorted(starts, len(lines[-1]), side="left"))  # the last line's own tokens
     context_chars = sum(map(len, lines)) + len(lines) - 1

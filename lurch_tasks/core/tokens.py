@@ -220,6 +220,13 @@ class TiktokenCounter:
 
     newline_separates = False  # cl100k can merge a newline into the piece before it (after punctuation)
 
+    @property
+    def newline_ends_piece(self) -> bool:
+        """Whether a newline followed by a non-whitespace character always ends a piece of the pre-tokenizing
+        regex (``core.budget.newline_additive`` gives the argument for cl100k): then ``count(a + "\\n" + b) ==
+        count(a + "\\n") + count(b)`` for any ``b`` that starts with non-whitespace."""
+        return self.name == REFERENCE_TOKENIZER
+
     def chat_prompt(self, text: str) -> str:
         raise ValueError(f"chat_template: {self.name} has no chat template; allowed: false, or a Hugging Face "
                          "tokenizer (folder or GGUF) that has one")
@@ -292,6 +299,12 @@ class HFTokenCounter:
             if added.lstrip or added.rstrip or any(c.isspace() for c in added.content):
                 return False
         return self.count("\n") == 1
+
+    @property
+    def newline_ends_piece(self) -> bool:
+        """Whether ``count(a + "\\n" + b) == count(a + "\\n") + count(b)`` for any ``b`` that starts with
+        non-whitespace: known for the tokenizers that ``newline_separates``."""
+        return self.newline_separates
 
     def _ids(self, text: str) -> list[int]:
         fast = getattr(self._backend, "encode_batch_fast", None)  # tokenizers >= 0.20: no offset tracking

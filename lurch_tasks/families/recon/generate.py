@@ -10,13 +10,13 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
-from ...core.budget import joined_costs, lines_summable, prompt_meter, summed_prompt
+from ...core.budget import joined_costs, lines_summable, newline_costs, prompt_meter, summed_prompt
 from ...core.cells import pair_hash, setup_instance
 from ...core.config import config_to_dict
 from ...core.context import evidence_measures, line_char_spans, line_token_ranges, lurch_difficulty
 from ...core.instance import Instance, instance_id
 from ...core.rng import StableRng, canonical_json, derive_seed
-from ...core.tokens import reference_counter, within_budget_tolerance
+from ...core.tokens import REFERENCE_TOKENIZER, reference_counter, within_budget_tolerance
 from ...scoring.ordering import adjacent_pairs
 from .blueprint import COUNTED_HOPS, IMPLICATED, Blueprint, Names, build_blueprint, filler_units
 from .case import Entry, Provenance, RuleError, fire, node_depths, still_implicated
@@ -48,7 +48,8 @@ class CaseFile:
     questions: Mapping[tuple[str, str], Question]  # (category, format) -> question
     seed: int
     fitted_tokens: int  # the longest question's prompt, in the config's tokenizer
-    line_tokens: tuple[int, ...] | None  # each narrative line alone, in the config's tokenizer, when they sum exactly
+    # each narrative line's tokens with its newline in the config's tokenizer, when prompts are their sums
+    line_costs: tuple[int, ...] | None
 
     @cached_property
     def oracle(self) -> tuple[str, ...]:
@@ -196,17 +197,35 @@ def fit_filler(structural: list[Entry], lines: list[str], counts: list[int], fil
     return entries, lines, counts, order, exact
 
 
-def context_counter(tokenizer: str, chat_template: bool, domain_name: str, question: str) -> ContextCounter:
-    """Counts the narrative prompt of ``question`` from its context lines: summed from the lines' own counts when
-    the tokenizer splits at their newlines (no pass over the prompt), else one pass over the prompt."""
-    meter = prompt_meter(tokenizer, chat_template)
-    head = prompt_head("narrative", domain_name)
+class NarrativeMeter:
+    """Counts the narrative prompt of one question from its context lines and their own counts: summed from each
+    line's count with its newline when the tokenizer ends a piece at every newline before a line (no pass over
+    the prompt), else one pass over the prompt."""
 
-    def count(lines: list[str], counts: list[int]) -> int:
-        if not chat_template and lines and lines_summable(meter.counter, lines):
-            return summed_prompt(meter.counter, head, lines, counts, QUESTION_SEPARATOR, question).tokens
-        return meter.count(render_prompt("narrative", domain_name, LINE_SEPARATOR.join(lines), question))
-    return count
+    def __init__(self, tokenizer: str, chat_template: bool, domain_name: str, question: str) -> None:
+        self.meter = prompt_meter(tokenizer, chat_template)
+        self.counter = self.meter.counter
+        self.chat_template, self.domain_name, self.question = chat_template, domain_name, question
+        self.head = prompt_head("narrative", domain_name)
+        self._known: dict[str, int] = {}  # line -> its count with its newline, when that takes a pass of its own
+
+    def summable(self, lines: list[str]) -> bool:
+        return not self.chat_template and bool(lines) and lines_summable(self.counter, lines)
+
+    def line_costs(self, lines: list[str], counts: list[int]) -> list[int]:
+        """Each line's tokens with its newline (``core.budget.newline_costs``), each line counted once."""
+        if getattr(self.counter, "newline_separates", False):
+            return newline_costs(self.counter, lines, counts)
+        missing = list(dict.fromkeys(line for line in lines if line not in self._known))
+        self._known.update(zip(missing, newline_costs(self.counter, missing), strict=True))
+        return [self._known[line] for line in lines]
+
+    def count(self, lines: list[str], counts: list[int]) -> int:
+        if self.summable(lines):
+            return summed_prompt(self.counter, self.head, lines, self.line_costs(lines, counts), QUESTION_SEPARATOR,
+                                 self.question).tokens
+        return self.meter.count(render_prompt("narrative", self.domain_name, LINE_SEPARATOR.join(lines),
+                                              self.question))
 
 
 @lru_cache(maxsize=32)
@@ -236,20 +255,21 @@ def build_case(config: ReconConfig, seed: int, split: str, domain_name: str, tok
         raise ValueError(f"context_tokens: {tokens} cannot hold this case's structure ({used + frame} tokens); "
                          "allowed: a larger target or a smaller max_hops")
     filler = filler_units(names, StableRng(derive_seed(the_seed, "filler")))
+    narrative = NarrativeMeter(config.tokenizer, config.chat_template, domain_name, longest)
     entries, lines, counts, order, exact = fit_filler(
         structural, lines, counts, filler, lambda e, k: line_of(e, k, the_seed, bp), counter.count_many,
-        context_counter(config.tokenizer, config.chat_template, domain_name, longest), budget - used, tokens)
+        narrative.count, budget - used, tokens)
     if exact > tokens:
         raise ValueError(f"context_tokens: {tokens} cannot hold this case's structure; allowed: a larger target")
     case_entries = [entries[k] for k in order]
     trace = fire(case_entries)  # temporal monotonicity: every rule fires after what it requires
     if still_implicated(case_entries) != {bp.culprit}:
         raise RuleError("invariant: exactly one culprit is still implicated when the case closes")
-    case_lines = tuple(lines[k] for k in order)
-    summable = not config.chat_template and lines_summable(counter, case_lines)
-    return CaseFile(bp, tuple(case_entries), trace, tuple(node_depths(trace)), case_lines,
-                    CaseQuestions(bp, case_entries, the_seed, sample, block_seed), the_seed, exact,
-                    tuple(counts[k] for k in order) if summable else None)
+    case_lines = [lines[k] for k in order]
+    line_costs = (tuple(narrative.line_costs(case_lines, [counts[k] for k in order]))
+                  if narrative.summable(case_lines) else None)
+    return CaseFile(bp, tuple(case_entries), trace, tuple(node_depths(trace)), tuple(case_lines),
+                    CaseQuestions(bp, case_entries, the_seed, sample, block_seed), the_seed, exact, line_costs)
 
 
 def generate(config: ReconConfig, seed: int, split: str, index: int, config_name: str) -> Instance:
@@ -265,12 +285,16 @@ def generate(config: ReconConfig, seed: int, split: str, index: int, config_name
     head = prompt_head(variant, cell.domain)
     context_start = len(head)
     meter = prompt_meter(config.tokenizer, config.chat_template)
-    if variant == "narrative" and case.line_tokens is not None:  # summed from the fit's line counts: no pass
-        encoding = summed_prompt(meter.counter, head, lines, case.line_tokens, QUESTION_SEPARATOR, question_text)
+    summed = variant == "narrative" and case.line_costs is not None
+    if summed:  # from the fit's line counts: no pass over the prompt
+        encoding = summed_prompt(meter.counter, head, lines, case.line_costs, QUESTION_SEPARATOR, question_text)
     else:
         encoding = meter.encode(prompt)
     proof_rows = sorted(question.proof) if lines else []
-    reference_costs = reference_line_costs(lines) if lines else []
+    if summed and meter.counter.name == REFERENCE_TOKENIZER:  # the same costs: no reference pass either
+        reference_costs = list(case.line_costs)
+    else:
+        reference_costs = reference_line_costs(lines) if lines else []
     token_ranges, total = line_token_ranges(reference_costs, proof_rows)
     chars = line_char_spans(lines, proof_rows, LINE_SEPARATOR)
     evidence = evidence_measures(token_ranges, total, len(context), chars)
