@@ -687,9 +687,16 @@ def uncovered_windows(start: int, end: int, spans: dict[str, list[tuple[int, int
     ordered = [(p, sorted(s)) for p, s in spans.items()]
     out = []
     for low in range(first, last, WINDOW_STEP):
-        reaches = [(p, covered_reach(s, low)) for p, s in ordered]  # [low, high] is covered iff high <= reach
+        # [low, high] is covered for p iff high <= p's reach: as high grows, people only join the uncovered set
+        reaches = sorted((covered_reach(s, low), p) for p, s in ordered)
+        uncovered: frozenset[str] = frozenset()
+        k = 0
         for high in range(low + 30, min(low + 180, last) + 1, WINDOW_STEP):
-            out.append((low, high, frozenset(p for p, reach in reaches if reach < high)))
+            if k < len(reaches) and reaches[k][0] < high:
+                while k < len(reaches) and reaches[k][0] < high:
+                    k += 1
+                uncovered = frozenset(p for _, p in reaches[:k])
+            out.append((low, high, uncovered))
     return out
 
 

@@ -217,7 +217,8 @@ class NarrativeMeter:
         if getattr(self.counter, "newline_separates", False):
             return newline_costs(self.counter, lines, counts)
         missing = list(dict.fromkeys(line for line in lines if line not in self._known))
-        self._known.update(zip(missing, newline_costs(self.counter, missing), strict=True))
+        # one pass over the missing lines joined: each line's share is its count with its newline (summable)
+        self._known.update(zip(missing, joined_costs(missing, self.counter, LINE_SEPARATOR), strict=True))
         return [self._known[line] for line in lines]
 
     def count(self, lines: list[str], counts: list[int]) -> int:
@@ -278,7 +279,7 @@ def generate(config: ReconConfig, seed: int, split: str, index: int, config_name
     case = build_case(case_config(config), seed, split, cell.domain, cell.context_tokens, setup.sample)
     question = case.questions[cell.category, cell.format]
     variant = config.variant
-    lines = {"narrative": case.lines, "oracle": case.oracle, "closedbook": ()}[variant]
+    lines = case.lines if variant == "narrative" else case.oracle if variant == "oracle" else ()
     context = LINE_SEPARATOR.join(lines)
     question_text = render_question(question.text, question.options, question.format)
     prompt = render_prompt(variant, cell.domain, context, question_text)
