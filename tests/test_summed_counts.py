@@ -43,7 +43,9 @@ def _check_summed(spec: str, head: str, lines: list[str], question: str) -> None
     counter = get_token_counter(spec)
     lines = [line for line in lines if not line[0].isspace()] or ["[x]"]
     assert lines_summable(counter, lines)
-    summed = summed_prompt(counter, head, lines, newline_costs(counter, lines), "\n\n", question)
+    costs = newline_costs(counter, lines, counter.count_many(lines))
+    assert costs == newline_costs(counter, lines)  # from the lines' own counts, or from a pass
+    summed = summed_prompt(counter, head, lines, costs, "\n\n", question)
     context = "\n".join(lines)
     prompt = f"{head}{context}\n\n{question}"
     encoded = PromptMeter(counter).encode(prompt)
@@ -68,11 +70,13 @@ def test_lines_that_start_with_whitespace_are_not_summed(tokenizers):
 
 
 def test_newline_costs_are_what_each_text_and_its_newline_add_before_a_line(tokenizers):
-    texts = ["[Day 1, 09:00] a b.", "x  ", "y:", "end 12", "(z)!", "tab\t"]
+    texts = ["[Day 1, 09:00] a b.", "x  ", "y:", "end 12", "(z)!", "tab\t", "a .)", "a\t.", "b  ?!", "it'",
+             "caf\u00e9.", "\u00e9", "x\x01.", "...", "q\r"]
     for name in ("smollm2", "byte_bpe", "cl100k"):
         counter = get_token_counter(tokenizers[name])
-        assert newline_costs(counter, texts) == [counter.count(text + "\n[a]") - counter.count("[a]")
-                                                 for text in texts]
+        expected = [counter.count(text + "\n[a]") - counter.count("[a]") for text in texts]
+        assert newline_costs(counter, texts) == expected
+        assert newline_costs(counter, texts, counter.count_many(texts)) == expected
 
 
 @pytest.mark.parametrize("name", ["smollm2", "cl100k"])

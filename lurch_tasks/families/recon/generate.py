@@ -216,9 +216,9 @@ class NarrativeMeter:
         """Each line's tokens with its newline (``core.budget.newline_costs``), each line counted once."""
         if getattr(self.counter, "newline_separates", False):
             return newline_costs(self.counter, lines, counts)
-        missing = list(dict.fromkeys(line for line in lines if line not in self._known))
-        # one pass over the missing lines joined: each line's share is its count with its newline (summable)
-        self._known.update(zip(missing, joined_costs(missing, self.counter, LINE_SEPARATOR), strict=True))
+        missing = {line: count for line, count in zip(lines, counts, strict=True) if line not in self._known}
+        self._known.update(zip(missing, newline_costs(self.counter, list(missing), list(missing.values())),
+                               strict=True))
         return [self._known[line] for line in lines]
 
     def count(self, lines: list[str], counts: list[int]) -> int:
