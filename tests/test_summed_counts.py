@@ -4,6 +4,8 @@ RECON records for its prompts in such a tokenizer."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -23,7 +25,21 @@ def tokenizers(tmp_path_factory) -> dict[str, str]:
         "byte_bpe": str(save_byte_level_bpe(root / "byte_bpe")),
         "sentencepiece": str(save_sentencepiece_bpe(root / "sentencepiece")),
         "smollm2": str(smollm2_gguf()),
+        "cl100k_hf": str(save_hf_cl100k(root / "cl100k_hf")),
     }
+
+
+def save_hf_cl100k(folder: Path) -> Path:
+    """cl100k as a Hugging Face tokenizer (its regex split, then byte-level BPE), converted offline from the
+    bundled tiktoken file, as scripts/bench.py does."""
+    import tiktoken_ext
+    from transformers import PreTrainedTokenizerFast
+    from transformers.convert_slow_tokenizer import TikTokenConverter
+
+    vocab = Path(tiktoken_ext.__path__[0]) / "data" / "cl100k_base.tiktoken"
+    PreTrainedTokenizerFast(tokenizer_object=TikTokenConverter(vocab_file=str(vocab)).converted()).save_pretrained(
+        str(folder))
+    return folder
 
 
 def test_which_tokenizers_end_a_piece_at_each_newline_before_a_line(tokenizers):
@@ -32,6 +48,8 @@ def test_which_tokenizers_end_a_piece_at_each_newline_before_a_line(tokenizers):
         assert get_token_counter(tokenizers[name]).newline_ends_piece
     cl100k = get_token_counter(tokenizers["cl100k"])
     assert cl100k.newline_ends_piece and not cl100k.newline_separates  # ".\n" is one cl100k piece
+    cl100k_hf = get_token_counter(tokenizers["cl100k_hf"])
+    assert cl100k_hf.newline_ends_piece and not cl100k_hf.newline_separates
     assert not get_token_counter(tokenizers["sentencepiece"]).newline_ends_piece
 
 
@@ -58,7 +76,7 @@ def _check_summed(spec: str, head: str, lines: list[str], question: str) -> None
 @given(lines=st.lists(st.one_of(LINE, PLAIN), min_size=1, max_size=8), question=st.one_of(LINE, PLAIN),
        head=st.one_of(LINE, PLAIN))
 def test_summed_counts_equal_one_pass_over_the_prompt(tokenizers, lines, question, head):
-    for name in ("smollm2", "byte_bpe", "cl100k"):
+    for name in ("smollm2", "byte_bpe", "cl100k", "cl100k_hf"):
         _check_summed(tokenizers[name], head + "\n", lines, question)
 
 
@@ -72,7 +90,7 @@ def test_lines_that_start_with_whitespace_are_not_summed(tokenizers):
 def test_newline_costs_are_what_each_text_and_its_newline_add_before_a_line(tokenizers):
     texts = ["[Day 1, 09:00] a b.", "x  ", "y:", "end 12", "(z)!", "tab\t", "a .)", "a\t.", "b  ?!", "it'",
              "caf\u00e9.", "\u00e9", "x\x01.", "...", "q\r"]
-    for name in ("smollm2", "byte_bpe", "cl100k"):
+    for name in ("smollm2", "byte_bpe", "cl100k", "cl100k_hf"):
         counter = get_token_counter(tokenizers[name])
         expected = [counter.count(text + "\n[a]") - counter.count("[a]") for text in texts]
         assert newline_costs(counter, texts) == expected

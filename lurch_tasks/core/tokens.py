@@ -5,6 +5,7 @@ from __future__ import annotations
 import binascii
 import hashlib
 import importlib.util
+import json
 import os
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
@@ -234,6 +235,14 @@ class TiktokenCounter:
     end_of_turn = None
 
 
+# Pre-tokenizing regexes after which a newline that a non-whitespace character follows always ends a piece:
+# cl100k's, as transformers' TikTokenConverter writes it.
+NEWLINE_ENDING_SPLITS = frozenset({
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|"""
+    r"""\s+(?!\S)|\s+""",
+})
+
+
 class HFTokenCounter:
     """A Hugging Face tokenizer: a local folder, a GGUF file (``PATH.gguf``), or a hub id already in the
     local cache. Nothing is ever downloaded."""
@@ -300,11 +309,31 @@ class HFTokenCounter:
                 return False
         return self.count("\n") == 1
 
-    @property
+    @cached_property
     def newline_ends_piece(self) -> bool:
         """Whether ``count(a + "\\n" + b) == count(a + "\\n") + count(b)`` for any ``b`` that starts with
-        non-whitespace: known for the tokenizers that ``newline_separates``."""
-        return self.newline_separates
+        non-whitespace: known for the tokenizers that ``newline_separates``, and for a byte-level BPE that splits
+        with cl100k's regex as Hugging Face converts it (``NEWLINE_ENDING_SPLITS``: of its alternatives only those
+        ending in ``[\\r\\n]*``/``[\\r\\n]+`` take a newline that a non-whitespace character follows)."""
+        if self.newline_separates:
+            return True
+        backend = self._backend
+        pre = None if backend is None else backend.pre_tokenizer
+        if pre is None or type(pre).__name__ != "Sequence" or backend.normalizer is not None:
+            return False
+        try:
+            steps = json.loads(pre.__getstate__())["pretokenizers"]
+        except (AttributeError, KeyError, TypeError, ValueError):
+            return False
+        split = {"type": "Split", "behavior": "Isolated", "invert": False}
+        if len(steps) != 2 or any(steps[0].get(k) != v for k, v in split.items()):
+            return False
+        if steps[0].get("pattern", {}).get("Regex") not in NEWLINE_ENDING_SPLITS:
+            return False
+        if steps[1].get("type") != "ByteLevel" or steps[1].get("use_regex") or steps[1].get("add_prefix_space"):
+            return False
+        return all(not (added.lstrip or added.rstrip or any(c.isspace() for c in added.content))
+                   for added in backend.get_added_tokens_decoder().values())
 
     def _ids(self, text: str) -> list[int]:
         fast = getattr(self._backend, "encode_batch_fast", None)  # tokenizers >= 0.20: no offset tracking
