@@ -10,8 +10,10 @@ the exact count asks for. That one encoding also yields the context's token coun
 
 from __future__ import annotations
 
+import string
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -255,3 +257,80 @@ def newline_additive(counter: TokenCounter, head: str, lines: Sequence[str]) -> 
     # pattern reads forward only; an added token's text is matched before the split, so none may be in the text.
     text = head + body
     return not gpt2 or not counter.holds_added_text(text)
+
+
+@dataclass(frozen=True)
+class SummedPrompt:
+    """A prompt's token count and its context's, summed from counts of its parts (``summed_prompt``): what a
+    generator reads from a ``PromptEncoding`` (``tokens``, and ``tokens_between`` over the context's span)."""
+
+    tokens: int
+    context_span: tuple[int, int]  # characters of the context in the prompt
+    context_tokens: int
+
+    def tokens_between(self, start: int, end: int) -> int:
+        if (start, end) != self.context_span:
+            raise ValueError(f"tokens_between: only the context's span {self.context_span} is known, not "
+                             f"{(start, end)}")
+        return self.context_tokens
+
+
+def lines_summable(counter: TokenCounter, lines: Sequence[str]) -> bool:
+    """Whether ``summed_prompt`` is exact for ``lines`` in ``counter``: a newline that a non-whitespace character
+    follows always ends a piece (``newline_ends_piece``), and every line starts with such a character."""
+    return bool(getattr(counter, "newline_ends_piece", False)) and all(line and not line[0].isspace()
+                                                                      for line in lines)
+
+
+def newline_costs(counter: TokenCounter, texts: Sequence[str], counts: Sequence[int] | None = None) -> list[int]:
+    """Tokens of each text followed by a newline, alone: what it adds to a prompt where a non-whitespace character
+    follows that newline (``lines_summable``). From the texts' own ``counts`` when the newline is always a token of
+    its own (``newline_separates``) or, in the reference tokenizer, when the text's last piece is known
+    (``reference_newline_cost``); else one pass over each text and its newline."""
+    if getattr(counter, "newline_separates", False):
+        return [c + 1 for c in (counter.count_many(list(texts)) if counts is None else counts)]
+    if counts is not None and counter.name == REFERENCE_TOKENIZER:
+        return [reference_newline_cost(counter, text, count) for text, count in zip(texts, counts, strict=True)]
+    return counter.count_many([text + "\n" for text in texts])
+
+
+_ASCII_PUNCTUATION = string.punctuation  # the printable ASCII characters cl100k's regex reads as [^\s\p{L}\p{N}]
+
+
+def reference_newline_cost(counter: TokenCounter, text: str, count: int) -> int:
+    """``counter.count(text + "\\n")`` in the reference tokenizer, from ``count`` (the text's own count) without a
+    pass when the text ends with printable ASCII: cl100k encodes each piece of its regex alone, and a newline
+    only joins the text's last piece when that piece is punctuation (`` ?[^\\s\\p{L}\\p{N}]++[\\r\\n]*+``: a
+    space, if one comes right before it, and the whole run of punctuation at the end), after a letter or digit
+    it is a piece (and token) of its own. Other texts take one pass."""
+    last = text[-1:]
+    if last.isascii() and last.isalnum():
+        return count + 1
+    if last and last in _ASCII_PUNCTUATION:
+        start = len(text.rstrip(_ASCII_PUNCTUATION))
+        before = text[start - 1:start]
+        if not before or (before.isascii() and before.isalnum()) or before == " ":
+            piece = text[start - (before == " "):]
+            return count - _reference_piece_count(piece) + _reference_piece_count(piece + "\n")
+    return counter.count(text + "\n")
+
+
+@lru_cache(maxsize=4096)
+def _reference_piece_count(piece: str) -> int:
+    return get_token_counter(REFERENCE_TOKENIZER).count(piece)
+
+
+def summed_prompt(counter: TokenCounter, head: str, lines: Sequence[str], line_costs: Sequence[int],
+                  separator: str, question: str) -> SummedPrompt:
+    """The counts of ``head + "\\n".join(lines) + separator + question`` with one pass over the last line and
+    the question only: ``head`` (ending with a newline) and each line but the last count alone with their
+    newline (``line_costs``: ``newline_costs`` of the lines). Exact when ``lines_summable``, which the caller
+    checks."""
+    if not head.endswith("\n") or not lines:
+        raise ValueError("summed_prompt: a head that ends with a newline and at least one line")
+    head_tokens = newline_costs(counter, [head[:-1]])[0]
+    body = sum(line_costs[:-1])  # every line but the last, each with its newline
+    starts = counter.token_starts(lines[-1] + separator + question)
+    in_last = int(np.searchsorted(starts, len(lines[-1]), side="left"))  # the last line's own tokens
+    context_chars = sum(map(len, lines)) + len(lines) - 1
+    return SummedPrompt(head_tokens + body + len(starts), (len(head), len(head) + context_chars), body + in_last)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import binascii
 import hashlib
 import importlib.util
+import json
 import os
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
@@ -236,11 +237,28 @@ class TiktokenCounter:
     def encoding(self, text: str) -> StartsEncoded:
         return StartsEncoded(self.token_starts(text))
 
+    newline_separates = False  # cl100k can merge a newline into the piece before it (after punctuation)
+
+    @property
+    def newline_ends_piece(self) -> bool:
+        """Whether a newline followed by a non-whitespace character always ends a piece of the pre-tokenizing
+        regex (``core.budget.newline_additive`` gives the argument for cl100k): then ``count(a + "\\n" + b) ==
+        count(a + "\\n") + count(b)`` for any ``b`` that starts with non-whitespace."""
+        return self.name == REFERENCE_TOKENIZER
+
     def chat_prompt(self, text: str) -> str:
         raise ValueError(f"chat_template: {self.name} has no chat template; allowed: false, or a Hugging Face "
                          "tokenizer (folder or GGUF) that has one")
 
     end_of_turn = None
+
+
+# Pre-tokenizing regexes after which a newline that a non-whitespace character follows always ends a piece:
+# cl100k's, as transformers' TikTokenConverter writes it.
+NEWLINE_ENDING_SPLITS = frozenset({
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|"""
+    r"""\s+(?!\S)|\s+""",
+})
 
 
 class HFTokenCounter:
@@ -339,6 +357,54 @@ class HFTokenCounter:
         """Token ids of each text alone, in one batch."""
         fast = getattr(self._backend, "encode_batch_fast", None) or self._backend.encode_batch
         return [encoding.ids for encoding in fast(pieces, add_special_tokens=False)]
+
+    @cached_property
+    def newline_separates(self) -> bool:
+        """Whether a newline followed by a non-whitespace character is always one token of its own, with a piece
+        boundary on each side: then ``count(a + "\\n" + b) == count(a) + 1 + count(b)`` for any ``a`` and any ``b``
+        that starts with non-whitespace, so a long text's count is a sum of its lines'.
+
+        True for GPT-2's byte-level pre-tokenizer (SmolLM2, GPT-2, ...) with no normalizer: of its regex's
+        alternatives (``'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+``) only the
+        last two match a newline; before a non-whitespace character ``\\s+(?!\\S)`` stops short of it, so
+        ``\\s+`` takes it alone, and no piece starts with one; each piece is encoded alone. Added tokens are
+        matched before that split: none may hold whitespace or strip its neighbours."""
+        backend = self._backend
+        pre = None if backend is None else backend.pre_tokenizer
+        if pre is None or type(pre).__name__ != "ByteLevel" or backend.normalizer is not None:
+            return False
+        if not pre.use_regex or pre.add_prefix_space:
+            return False
+        for added in backend.get_added_tokens_decoder().values():
+            if added.lstrip or added.rstrip or any(c.isspace() for c in added.content):
+                return False
+        return self.count("\n") == 1
+
+    @cached_property
+    def newline_ends_piece(self) -> bool:
+        """Whether ``count(a + "\\n" + b) == count(a + "\\n") + count(b)`` for any ``b`` that starts with
+        non-whitespace: known for the tokenizers that ``newline_separates``, and for a byte-level BPE that splits
+        with cl100k's regex as Hugging Face converts it (``NEWLINE_ENDING_SPLITS``: of its alternatives only those
+        ending in ``[\\r\\n]*``/``[\\r\\n]+`` take a newline that a non-whitespace character follows)."""
+        if self.newline_separates:
+            return True
+        backend = self._backend
+        pre = None if backend is None else backend.pre_tokenizer
+        if pre is None or type(pre).__name__ != "Sequence" or backend.normalizer is not None:
+            return False
+        try:
+            steps = json.loads(pre.__getstate__())["pretokenizers"]
+        except (AttributeError, KeyError, TypeError, ValueError):
+            return False
+        split = {"type": "Split", "behavior": "Isolated", "invert": False}
+        if len(steps) != 2 or any(steps[0].get(k) != v for k, v in split.items()):
+            return False
+        if steps[0].get("pattern", {}).get("Regex") not in NEWLINE_ENDING_SPLITS:
+            return False
+        if steps[1].get("type") != "ByteLevel" or steps[1].get("use_regex") or steps[1].get("add_prefix_space"):
+            return False
+        return all(not (added.lstrip or added.rstrip or any(c.isspace() for c in added.content))
+                   for added in backend.get_added_tokens_decoder().values())
 
     def _ids(self, text: str) -> list[int]:
         fast = getattr(self._backend, "encode_batch_fast", None)  # tokenizers >= 0.20: no offset tracking

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from ...core.names import NameMaker
 from ...core.rng import StableRng
-from .case import LAST_DAY, MINUTES_PER_DAY, Entry, at, covered
+from .case import LAST_DAY, MINUTES_PER_DAY, Entry, at
 from .catalog import Domain
 
 COUNTED_HOPS = (3, 9)  # the integer chain question's link counts (every domain's trails reach 9 links)
@@ -684,11 +684,31 @@ def uncovered_windows(start: int, end: int, spans: dict[str, list[tuple[int, int
     day = at(start // MINUTES_PER_DAY + 1, 0)
     first = max(day + 6 * 60, start - 150)
     last = min(day + 23 * 60 + 50, end + 90)
+    ordered = [(p, sorted(s)) for p, s in spans.items()]
     out = []
     for low in range(first, last, WINDOW_STEP):
+        # [low, high] is covered for p iff high <= p's reach: as high grows, people only join the uncovered set
+        reaches = sorted((covered_reach(s, low), p) for p, s in ordered)
+        uncovered: frozenset[str] = frozenset()
+        k = 0
         for high in range(low + 30, min(low + 180, last) + 1, WINDOW_STEP):
-            out.append((low, high, frozenset(p for p, s in spans.items() if not covered(s, low, high))))
+            if k < len(reaches) and reaches[k][0] < high:
+                while k < len(reaches) and reaches[k][0] < high:
+                    k += 1
+                uncovered = frozenset(p for _, p in reaches[:k])
+            out.append((low, high, uncovered))
     return out
+
+
+def covered_reach(intervals: list[tuple[int, int]], start: int) -> int:
+    """How far from ``start`` the union of the sorted [low, high] ``intervals`` reaches without a gap:
+    ``covered(intervals, start, end)`` is ``end <= covered_reach(sorted(intervals), start)``."""
+    reach = start
+    for low, high in intervals:
+        if low > reach:
+            break
+        reach = max(reach, high)
+    return reach
 
 
 def build_alibi(names: Names, place: str, incident: str, culprit: str) -> tuple[Alibi, list[Entry]]:

@@ -185,7 +185,7 @@ def cascade_multi(bp: Blueprint, index: Index, rng: StableRng) -> Question:
              for p in chosen if p in down]
     text = (f"On {stamp(w.minute)}, the finding that {source} led to {target_clue} was withdrawn. Which of these "
             "findings still had support right after that? Choose every one that did.")
-    withdrawn = index.find(lambda f: f["kind"] == "withdraw" and f["from"] == source and f["to"] == target_clue)
+    withdrawn = index.find_kind("withdraw", lambda f: f["from"] == source and f["to"] == target_clue)
     proof = [*withdrawn, *(r for k in range(len(bp.trails)) for r in trail_proof(index, bp.trails[k]))]
     return _multi("cascade", text, right, wrong, len(right), rng, proof, {"trail": w.trail, "hop": w.hop})
 
@@ -200,7 +200,7 @@ def cascade_integer(bp: Blueprint, index: Index, rng: StableRng) -> Question:
     text = (f"Consider every person X for whom the case had reached the finding that {that} by {stamp(asked)}. "
             "For how many of them had every such finding lost all of its support by then?")
     proof = [r for k in range(len(bp.trails)) for r in trail_proof(index, bp.trails[k])]
-    proof += index.find(lambda f: f["kind"] == "withdraw")
+    proof += index.find_kind("withdraw")
     return Question("cascade", text, (), answer, (), tuple(sorted(set(proof))),
                     {"asked": asked}, "integer")
 
@@ -214,8 +214,8 @@ def counterfactual_multi(bp: Blueprint, index: Index, rng: StableRng) -> Questio
     plan, result = bp.counterfactual, bp.discoveries[0]
     right = [(a.phrase, "") for a in plan.gold]
     wrong = [(a.phrase, DECOY_MODE) for a in plan.decoys]
-    proof = [index.one(lambda f: f["kind"] == "result" and f["clue"] == result.clue)]
-    proof += index.find(lambda f: f["kind"] == "action" and f["clue"] == result.clue)
+    proof = [index.one_kind("result", lambda f: f["clue"] == result.clue)]
+    proof += index.find_kind("action", lambda f: f["clue"] == result.clue)
     return _multi("counterfactual", counterfactual_text(bp, True), right, wrong, plan.k, rng, proof,
                   {"form": plan.form, "moved_to": plan.moved, "discovery": 0})
 
@@ -245,7 +245,7 @@ def _window(bp: Blueprint, entries: Sequence[Entry], rng: StableRng, counts: Seq
 
 
 def _records_of(index: Index, people: Sequence[str], day: int) -> list[int]:
-    return index.find(lambda f: f["kind"] == "record" and f["person"] in people and day_of(f["start"]) == day)
+    return index.find_kind("record", lambda f: f["person"] in people and day_of(f["start"]) == day)
 
 
 def temporal_multi(bp: Blueprint, index: Index, rng: StableRng) -> Question:
@@ -271,9 +271,9 @@ def temporal_integer(bp: Blueprint, index: Index, rng: StableRng) -> Question:
 
 def conflict_free_form(bp: Blueprint, index: Index, rng: StableRng) -> Question:
     c = bp.conflict
-    record = index.one(lambda f: f["kind"] == "record" and f["person"] == c.subject and f["place"] == c.true_place
+    record = index.one_kind("record", lambda f: f["person"] == c.subject and f["place"] == c.true_place
                        and f["start"] <= c.minute <= f["end"])
-    statements = index.find(lambda f: f["kind"] == "statement" and f["person"] == c.subject
+    statements = index.find_kind("statement", lambda f: f["person"] == c.subject
                             and f["minute"] == c.minute)
     kind = index.entries[record].entry_type.lower()
     text = (f"Two accounts disagree about where {c.subject} was on Day {day_of(c.minute)} at about "
@@ -290,7 +290,7 @@ def retrieval_ordering(bp: Blueprint, index: Index, rng: StableRng) -> Question:
     thing = bp.ordered.thing
     places = [place for _, place in bp.ordered.moves]
     text = f"Put the places below in the order {thing} was taken to them."
-    proof = index.find(lambda f: f["kind"] == "custody" and f["thing"] == thing)
+    proof = index.find_kind("custody", lambda f: f["thing"] == thing)
     return _ordering("retrieval", text, places, rng, proof, {"form": "ordering"})
 
 
@@ -303,7 +303,7 @@ def retrieval_free_form(bp: Blueprint, index: Index, rng: StableRng) -> Question
     reference = f"On {stamp(asked)}, {thing} was held at {place}. It had been taken there on {since}."
     # the place it came from may be named in a right answer ("moved there from ..."); every other place is wrong
     against = tuple(p for k, (_, p) in enumerate(moves) if k not in (j, j - 1))
-    proof = index.find(lambda f: f["kind"] == "custody" and f["thing"] == thing)[j:j + 2]
+    proof = index.find_kind("custody", lambda f: f["thing"] == thing)[j:j + 2]
     return Question("retrieval", text, (), 0, (), tuple(proof), {"asked": asked, "move": j}, "free_form",
                     (place, since), against, reference)
 
@@ -316,7 +316,7 @@ def unsettled_since(bp: Blueprint, index: Index, rng: StableRng) -> Question:
     text = f"Where was {thing} held on {stamp(asked)}, and since when had it been there?"
     reference = (f"The case file has no record of {thing} before {stamp(moves[0][0])}, so where it was held on "
                  f"{stamp(asked)} is not settled: ABSTAIN.")
-    proof = index.find(lambda f: f["kind"] == "custody" and f["thing"] == thing)[:1]
+    proof = index.find_kind("custody", lambda f: f["thing"] == thing)[:1]
     places = [p for _, p in moves]
     return Question("retrieval", text, (), -1, (), tuple(proof),
                     {"asked": asked, "move": -1, "abstain": True}, "free_form", (), tuple(places),

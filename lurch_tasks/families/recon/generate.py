@@ -6,17 +6,17 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
-from ...core.budget import joined_costs, prompt_meter
+from ...core.budget import joined_costs, lines_summable, newline_costs, prompt_meter, summed_prompt
 from ...core.cells import pair_hash, setup_instance
 from ...core.config import config_to_dict
 from ...core.context import evidence_measures, line_char_spans, line_token_ranges, lurch_difficulty
 from ...core.instance import Instance, instance_id
 from ...core.rng import StableRng, canonical_json, derive_seed
-from ...core.tokens import reference_counter, within_budget_tolerance
+from ...core.tokens import REFERENCE_TOKENIZER, reference_counter, within_budget_tolerance
 from ...scoring.ordering import adjacent_pairs
 from .blueprint import COUNTED_HOPS, IMPLICATED, Blueprint, Names, build_blueprint, filler_units
 from .case import Entry, Provenance, RuleError, fire, node_depths, still_implicated
@@ -24,7 +24,7 @@ from .catalog import DOMAIN_MAX_HOPS, domain
 from .config import Cell, ReconConfig
 from .formats import FORMATS, build_formatted, quota_slots
 from .narrate import narrate, oracle_lines
-from .prompt import ABSTAIN, letters_for, prompt_head, render_prompt, render_question
+from .prompt import ABSTAIN, QUESTION_SEPARATOR, letters_for, prompt_head, render_prompt, render_question
 from .questions import CATEGORIES, NUM_OPTIONS, Question, is_control_sample
 
 FAMILY = "recon"
@@ -45,10 +45,16 @@ class CaseFile:
     trace: Provenance
     depths: tuple[int, ...]  # longest provenance path ending at each entry
     lines: tuple[str, ...]  # narrative, one per entry
-    oracle: tuple[str, ...]  # JSON, one per entry
-    questions: dict[tuple[str, str], Question]  # (category, format) -> question
+    questions: Mapping[tuple[str, str], Question]  # (category, format) -> question
     seed: int
     fitted_tokens: int  # the longest question's prompt, in the config's tokenizer
+    # each narrative line's tokens with its newline in the config's tokenizer, when prompts are their sums
+    line_costs: tuple[int, ...] | None
+
+    @cached_property
+    def oracle(self) -> tuple[str, ...]:
+        """JSON, one per entry (built on first use: only the oracle variant shows it)."""
+        return tuple(oracle_lines(list(self.entries), self.blueprint.domain, self.blueprint.incident))
 
 
 def trail_hops(config: ReconConfig, domain_name: str, rng: StableRng) -> tuple[list[int], int]:
@@ -101,16 +107,41 @@ def slot_seed(seed: int, category: str, answer_format: str) -> int:
     return derive_seed(seed, "question", category, answer_format)
 
 
+def question_for(bp: Blueprint, entries: list[Entry], seed: int, sample: int, block_seed: int, category: str,
+                 answer_format: str) -> Question:
+    """One question of the quota matrix (forms rotate over blocks of six cases); each slot has its own seed, so
+    a question does not depend on which others were built."""
+    return build_formatted(category, answer_format, bp, entries, StableRng(slot_seed(seed, category, answer_format)),
+                           gold_position(block_seed, category, sample), sample // NUM_OPTIONS,
+                           is_control_sample(sample))
+
+
 def questions_for(bp: Blueprint, entries: list[Entry], seed: int, sample: int, block_seed: int
                   ) -> dict[tuple[str, str], Question]:
-    """Every question of the quota matrix (forms rotate over blocks of six cases)."""
-    out = {}
-    for category, answer_format in ALL_SLOTS:
-        rng = StableRng(slot_seed(seed, category, answer_format))
-        out[category, answer_format] = build_formatted(category, answer_format, bp, entries, rng,
-                                                       gold_position(block_seed, category, sample),
-                                                       sample // NUM_OPTIONS, is_control_sample(sample))
-    return out
+    """Every question of the quota matrix."""
+    return {slot: question_for(bp, entries, seed, sample, block_seed, *slot) for slot in ALL_SLOTS}
+
+
+class CaseQuestions(Mapping):
+    """Every question of the quota matrix, each built on first use: a config asks a few of them, and a question
+    costs passes over the case."""
+
+    def __init__(self, bp: Blueprint, entries: list[Entry], seed: int, sample: int, block_seed: int) -> None:
+        self._args = (bp, entries, seed, sample, block_seed)
+        self._built: dict[tuple[str, str], Question] = {}
+
+    def __getitem__(self, slot: tuple[str, str]) -> Question:
+        if slot not in self._built:
+            if slot not in ALL_SLOTS:
+                raise KeyError(slot)
+            self._built[slot] = question_for(*self._args, *slot)
+        return self._built[slot]
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return iter(ALL_SLOTS)
+
+    def __len__(self) -> int:
+        return len(ALL_SLOTS)
 
 
 def line_of(entry: Entry, seq: int, seed: int, bp: Blueprint) -> str:
@@ -118,15 +149,18 @@ def line_of(entry: Entry, seq: int, seed: int, bp: Blueprint) -> str:
     return narrate([entry], bp.domain, bp.incident, StableRng(derive_seed(seed, "line", seq)))[0]
 
 
-def fit_filler(structural: list[Entry], lines: list[str], filler: Iterator[list[Entry]],
+ContextCounter = Callable[[list[str], list[int]], int]  # the prompt's tokens, from its context lines and their counts
+
+
+def fit_filler(structural: list[Entry], lines: list[str], counts: list[int], filler: Iterator[list[Entry]],
                line: Callable[[Entry, int], str], count_lines: Callable[[list[str]], list[int]],
-               count_prompt: Callable[[str], int], room: int, tokens: int
-               ) -> tuple[list[Entry], list[str], list[int], int]:
-    """Routine units after the structural entries until the prompt (``count_prompt`` of the context in case
-    order) is within tolerance of ``tokens``: units are added by their lines' estimated cost, then each
-    round's one exact count says whether to add more or drop the last ones. Returns the entries, their lines,
-    the case order and the exact count."""
-    entries, lines = list(structural), list(lines)
+               count_prompt: ContextCounter, room: int, tokens: int
+               ) -> tuple[list[Entry], list[str], list[int], list[int], int]:
+    """Routine units after the structural entries until the prompt (``count_prompt`` of the context lines in case
+    order, with each line's count alone) is within tolerance of ``tokens``: units are added by their lines'
+    estimated cost, then each round's one exact count says whether to add more or drop the last ones. Returns
+    the entries, their lines and counts, the case order and the exact count."""
+    entries, lines, counts = list(structural), list(lines), list(counts)
     units: list[tuple[int, int]] = []  # (first entry, estimated cost) per kept routine unit
 
     def add_units(room: int) -> None:
@@ -135,19 +169,21 @@ def fit_filler(structural: list[Entry], lines: list[str], filler: Iterator[list[
         while skipped < MAX_SKIPS:
             unit = next(filler)
             unit_lines = [line(e, len(entries) + k) for k, e in enumerate(unit)]
-            cost = sum(count_lines(unit_lines)) + len(unit_lines)
+            unit_counts = count_lines(unit_lines)
+            cost = sum(unit_counts) + len(unit_lines)
             if cost > room:
                 skipped += 1
                 continue
             units.append((len(entries), cost))
             entries.extend(unit)
             lines.extend(unit_lines)
+            counts.extend(unit_counts)
             room -= cost
 
     add_units(room)
     for _ in range(FIT_ROUNDS):
         order = time_order(entries)
-        exact = count_prompt(LINE_SEPARATOR.join(lines[k] for k in order))
+        exact = count_prompt([lines[k] for k in order], [counts[k] for k in order])
         if within_budget_tolerance(exact, tokens):
             break
         if exact < tokens:
@@ -157,8 +193,40 @@ def fit_filler(structural: list[Entry], lines: list[str], filler: Iterator[list[
         while over > 0 and units:  # drop the last units until the overshoot is paid
             first, cost = units.pop()
             over -= cost
-            del entries[first:], lines[first:]
-    return entries, lines, order, exact
+            del entries[first:], lines[first:], counts[first:]
+    return entries, lines, counts, order, exact
+
+
+class NarrativeMeter:
+    """Counts the narrative prompt of one question from its context lines and their own counts: summed from each
+    line's count with its newline when the tokenizer ends a piece at every newline before a line (no pass over
+    the prompt), else one pass over the prompt."""
+
+    def __init__(self, tokenizer: str, chat_template: bool, domain_name: str, question: str) -> None:
+        self.meter = prompt_meter(tokenizer, chat_template)
+        self.counter = self.meter.counter
+        self.chat_template, self.domain_name, self.question = chat_template, domain_name, question
+        self.head = prompt_head("narrative", domain_name)
+        self._known: dict[str, int] = {}  # line -> its count with its newline, when that takes a pass of its own
+
+    def summable(self, lines: list[str]) -> bool:
+        return not self.chat_template and bool(lines) and lines_summable(self.counter, lines)
+
+    def line_costs(self, lines: list[str], counts: list[int]) -> list[int]:
+        """Each line's tokens with its newline (``core.budget.newline_costs``), each line counted once."""
+        if getattr(self.counter, "newline_separates", False):
+            return newline_costs(self.counter, lines, counts)
+        missing = {line: count for line, count in zip(lines, counts, strict=True) if line not in self._known}
+        self._known.update(zip(missing, newline_costs(self.counter, list(missing), list(missing.values())),
+                               strict=True))
+        return [self._known[line] for line in lines]
+
+    def count(self, lines: list[str], counts: list[int]) -> int:
+        if self.summable(lines):
+            return summed_prompt(self.counter, self.head, lines, self.line_costs(lines, counts), QUESTION_SEPARATOR,
+                                 self.question).tokens
+        return self.meter.count(render_prompt("narrative", self.domain_name, LINE_SEPARATOR.join(lines),
+                                              self.question))
 
 
 @lru_cache(maxsize=32)
@@ -182,25 +250,27 @@ def build_case(config: ReconConfig, seed: int, split: str, domain_name: str, tok
     longest = max((render_question(q.text, q.options, q.format) for q in draft.values()), key=counter.count)
     frame = meter.count(render_prompt("narrative", domain_name, "x", longest)) - 1
     budget = tokens - frame
-    used = sum(counter.count_many(lines)) + len(lines)
+    counts = counter.count_many(lines)
+    used = sum(counts) + len(lines)
     if used > budget:
         raise ValueError(f"context_tokens: {tokens} cannot hold this case's structure ({used + frame} tokens); "
                          "allowed: a larger target or a smaller max_hops")
     filler = filler_units(names, StableRng(derive_seed(the_seed, "filler")))
-    entries, lines, order, exact = fit_filler(structural, lines, filler, lambda e, k: line_of(e, k, the_seed, bp),
-                                              counter.count_many,
-                                              lambda text: meter.count(render_prompt("narrative", domain_name,
-                                                                                     text, longest)),
-                                              budget - used, tokens)
+    narrative = NarrativeMeter(config.tokenizer, config.chat_template, domain_name, longest)
+    entries, lines, counts, order, exact = fit_filler(
+        structural, lines, counts, filler, lambda e, k: line_of(e, k, the_seed, bp), counter.count_many,
+        narrative.count, budget - used, tokens)
     if exact > tokens:
         raise ValueError(f"context_tokens: {tokens} cannot hold this case's structure; allowed: a larger target")
     case_entries = [entries[k] for k in order]
     trace = fire(case_entries)  # temporal monotonicity: every rule fires after what it requires
     if still_implicated(case_entries) != {bp.culprit}:
         raise RuleError("invariant: exactly one culprit is still implicated when the case closes")
-    return CaseFile(bp, tuple(case_entries), trace, tuple(node_depths(trace)), tuple(lines[k] for k in order),
-                    tuple(oracle_lines(case_entries, bp.domain, bp.incident)),
-                    questions_for(bp, case_entries, the_seed, sample, block_seed), the_seed, exact)
+    case_lines = [lines[k] for k in order]
+    line_costs = (tuple(narrative.line_costs(case_lines, [counts[k] for k in order]))
+                  if narrative.summable(case_lines) else None)
+    return CaseFile(bp, tuple(case_entries), trace, tuple(node_depths(trace)), tuple(case_lines),
+                    CaseQuestions(bp, case_entries, the_seed, sample, block_seed), the_seed, exact, line_costs)
 
 
 def generate(config: ReconConfig, seed: int, split: str, index: int, config_name: str) -> Instance:
@@ -209,14 +279,23 @@ def generate(config: ReconConfig, seed: int, split: str, index: int, config_name
     case = build_case(case_config(config), seed, split, cell.domain, cell.context_tokens, setup.sample)
     question = case.questions[cell.category, cell.format]
     variant = config.variant
-    lines = {"narrative": case.lines, "oracle": case.oracle, "closedbook": ()}[variant]
+    lines = case.lines if variant == "narrative" else case.oracle if variant == "oracle" else ()
     context = LINE_SEPARATOR.join(lines)
     question_text = render_question(question.text, question.options, question.format)
     prompt = render_prompt(variant, cell.domain, context, question_text)
-    context_start = len(prompt_head(variant, cell.domain))
-    encoding = prompt_meter(config.tokenizer, config.chat_template).encode(prompt)
+    head = prompt_head(variant, cell.domain)
+    context_start = len(head)
+    meter = prompt_meter(config.tokenizer, config.chat_template)
+    summed = variant == "narrative" and case.line_costs is not None
+    if summed:  # from the fit's line counts: no pass over the prompt
+        encoding = summed_prompt(meter.counter, head, lines, case.line_costs, QUESTION_SEPARATOR, question_text)
+    else:
+        encoding = meter.encode(prompt)
     proof_rows = sorted(question.proof) if lines else []
-    reference_costs = reference_line_costs(lines) if lines else []
+    if summed and meter.counter.name == REFERENCE_TOKENIZER:  # the same costs: no reference pass either
+        reference_costs = list(case.line_costs)
+    else:
+        reference_costs = reference_line_costs(lines) if lines else []
     token_ranges, total = line_token_ranges(reference_costs, proof_rows)
     chars = line_char_spans(lines, proof_rows, LINE_SEPARATOR)
     evidence = evidence_measures(token_ranges, total, len(context), chars)

@@ -62,6 +62,9 @@ def format_of(prompt: str) -> str | None:
     return max(found)[1] if found else None
 
 
+QUESTION_SEPARATOR = "\n\n"  # between the context and the question
+
+
 def render_prompt(variant: str, domain: str, context: str, question: str) -> str:
-    separator = "\n\n" if context else ""
+    separator = QUESTION_SEPARATOR if context else ""
     return f"{prompt_head(variant, domain)}{context}{separator}{question}"

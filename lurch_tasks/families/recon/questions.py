@@ -72,23 +72,40 @@ class Index:
 
     def __init__(self, entries: Sequence[Entry]) -> None:
         self.entries = entries
+        # only structural entries are ever found, mostly by kind: a long case is mostly filler, and a question
+        # runs many finds
+        self._facts = [(k, e.fact) for k, e in enumerate(entries) if e.structural]
+        self._kinds: dict[str, list[tuple[int, dict]]] = {}
+        for k, fact in self._facts:
+            self._kinds.setdefault(fact["kind"], []).append((k, fact))
 
     def find(self, predicate: Callable[[dict], bool]) -> list[int]:
-        return [k for k, e in enumerate(self.entries) if e.structural and predicate(e.fact)]
+        return [k for k, fact in self._facts if predicate(fact)]
+
+    def find_kind(self, kind: str, predicate: Callable[[dict], bool] | None = None) -> list[int]:
+        """``find`` of the entries of one kind (that ``predicate`` accepts)."""
+        facts = self._kinds.get(kind, [])
+        return [k for k, _ in facts] if predicate is None else [k for k, fact in facts if predicate(fact)]
 
     def one(self, predicate: Callable[[dict], bool]) -> int:
-        found = self.find(predicate)
-        if len(found) != 1:
-            raise ValueError(f"recon: expected one entry, found {len(found)}")
-        return found[0]
+        return _the_one(self.find(predicate))
+
+    def one_kind(self, kind: str, predicate: Callable[[dict], bool] | None = None) -> int:
+        return _the_one(self.find_kind(kind, predicate))
+
+
+def _the_one(found: list[int]) -> int:
+    if len(found) != 1:
+        raise ValueError(f"recon: expected one entry, found {len(found)}")
+    return found[0]
 
 
 def trail_proof(index: Index, trail) -> list[int]:
     clues = [trail.origin, *trail.clues]
-    proof = [index.one(lambda f: f["kind"] == "lead" and f["clue"] == trail.origin)]
+    proof = [index.one_kind("lead", lambda f: f["clue"] == trail.origin)]
     for a, b in zip(clues, clues[1:], strict=False):
-        proof.append(index.one(lambda f, a=a, b=b: f["kind"] == "link" and f["from"] == a and f["to"] == b))
-    proof.append(index.one(lambda f: f["kind"] == "conclude" and f["clue"] == clues[-1]))
+        proof.append(index.one_kind("link", lambda f, a=a, b=b: f["from"] == a and f["to"] == b))
+    proof.append(index.one_kind("conclude", lambda f: f["clue"] == clues[-1]))
     return proof
 
 
@@ -176,7 +193,7 @@ def cascade_question(bp: Blueprint, index: Index, rng: StableRng, position: int)
     options, modes, gold_at = place_options(phrase(w.trail), [(phrase(k), mode(k)) for k in chosen], position, rng)
     clues = [trail.origin, *trail.clues]
     source, target = clues[w.hop], clues[w.hop + 1]
-    withdrawn = index.one(lambda f: f["kind"] == "withdraw" and f["from"] == source and f["to"] == target)
+    withdrawn = index.one_kind("withdraw", lambda f: f["from"] == source and f["to"] == target)
     text = (f"On {stamp(w.minute)}, the finding that {source} led to {target} was withdrawn. Which of these findings "
             "lost all of its support as a result?")
     proof = [withdrawn, *trail_proof(index, trail)[w.hop:]]
@@ -193,9 +210,9 @@ def conflict_question(bp: Blueprint, index: Index, rng: StableRng, position: int
     options, modes, gold_at = place_options(c.true_place, wrong, position, rng)
     text = (f"Two accounts disagree about where {c.subject} was on Day {day_of(c.minute)} at about "
             f"{clock(c.minute)}. Where was {c.subject} at that time?")
-    statements = index.find(lambda f: f["kind"] == "statement" and f["person"] == c.subject
+    statements = index.find_kind("statement", lambda f: f["person"] == c.subject
                             and f["minute"] == c.minute)
-    record = index.one(lambda f: f["kind"] == "record" and f["person"] == c.subject and f["place"] == c.true_place
+    record = index.one_kind("record", lambda f: f["person"] == c.subject and f["place"] == c.true_place
                        and f["start"] <= c.minute <= f["end"])
     return Question("conflict", text, options, gold_at, modes, tuple(sorted([*statements, record])), {})
 
@@ -230,8 +247,8 @@ def counterfactual_question(bp: Blueprint, index: Index, rng: StableRng, positio
     gold = rng.choice(list(plan.gold))
     options, modes, gold_at = place_options(gold.phrase, [(a.phrase, DECOY_MODE) for a in plan.decoys], position,
                                             rng)
-    proof = [index.one(lambda f: f["kind"] == "result" and f["clue"] == result.clue),
-             index.one(lambda f: f["kind"] == "action" and f["action"] == gold.phrase)]
+    proof = [index.one_kind("result", lambda f: f["clue"] == result.clue),
+             index.one_kind("action", lambda f: f["action"] == gold.phrase)]
     return Question("counterfactual", counterfactual_text(bp, False), options, gold_at, modes, tuple(sorted(proof)),
                     {"form": plan.form, "moved_to": plan.moved, "discovery": 0})
 
@@ -246,8 +263,8 @@ def temporal_question(bp: Blueprint, index: Index, rng: StableRng, position: int
     text = (f"{incident} took place on Day {day_of(a.start)} between {clock(a.start)} and {clock(a.end)}. Which of "
             "these people is "
             "not accounted for by the records for the whole of that time?")
-    proof = [index.one(lambda f: f["kind"] == "incident")]
-    proof += index.find(lambda f: f["kind"] == "record" and f["person"] == a.unaccounted
+    proof = [index.one_kind("incident")]
+    proof += index.find_kind("record", lambda f: f["person"] == a.unaccounted
                         and day_of(f["start"]) == day_of(a.start))
     return Question("temporal", text, options, gold_at, modes, tuple(sorted(proof)), {})
 
@@ -273,7 +290,7 @@ def state_question(bp: Blueprint, index: Index, rng: StableRng, position: int) -
     options, modes, gold_at = place_options(moves[j][1], wrong, position, rng)
     thing = bp.custody.thing
     text = f"Where was {thing} held on {stamp(asked)}?"
-    proof = index.find(lambda f: f["kind"] == "custody" and f["thing"] == thing)[j:j + 2]
+    proof = index.find_kind("custody", lambda f: f["thing"] == thing)[j:j + 2]
     return Question("retrieval", text, options, gold_at, modes, tuple(proof), {"form": "state", "asked": asked,
                                                                               "move": j})
 
@@ -287,7 +304,7 @@ def ordering_question(bp: Blueprint, index: Index, rng: StableRng, position: int
     options, modes, gold_at = place_options(moves[j + 1][1], wrong, position, rng)
     thing = bp.ordered.thing
     text = f"After {thing} was taken to {moves[j][1]}, where was it taken next?"
-    proof = index.find(lambda f: f["kind"] == "custody" and f["thing"] == thing)[j:j + 2]
+    proof = index.find_kind("custody", lambda f: f["thing"] == thing)[j:j + 2]
     return Question("retrieval", text, options, gold_at, modes, tuple(proof), {"form": "ordering", "move": j})
 
 
@@ -296,7 +313,7 @@ def elimination_question(bp: Blueprint, index: Index, rng: StableRng, position: 
     wrong = [(p, "false_elimination") for p in r.people if p != r.gold]
     options, modes, gold_at = place_options(r.gold, wrong, position, rng)
     text = f"Which of these people does no record place at {r.place} on Day {r.day}?"
-    proof = index.find(lambda f: f["kind"] == "record" and f["person"] in r.people and day_of(f["start"]) == r.day
+    proof = index.find_kind("record", lambda f: f["person"] in r.people and day_of(f["start"]) == r.day
                        and (f["place"] == r.place or f["person"] == r.gold))
     return Question("retrieval", text, options, gold_at, modes, tuple(proof), {"form": "elimination"})
 
@@ -310,7 +327,7 @@ def streams_question(bp: Blueprint, index: Index, rng: StableRng, position: int)
     types = {s.name: s.entry_type for s in bp.domain.streams}
     text = (f"Which of these people was recorded at {r.place} on Day {r.day} by both the {types[pair[0]]} and the "
             f"{types[pair[1]]}?")
-    proof = index.find(lambda f: f["kind"] == "record" and f["person"] == r.gold and f["place"] == r.place)
+    proof = index.find_kind("record", lambda f: f["person"] == r.gold and f["place"] == r.place)
     return Question("retrieval", text, options, gold_at, modes, tuple(proof), {"form": "streams",
                                                                               "streams": list(pair)})
 
@@ -345,7 +362,7 @@ def unsettled_state_question(bp: Blueprint, index: Index, rng: StableRng, positi
     asked = before_first_record(bp, rng)
     chosen = rng.shuffled([(place, "future_state") for _, place in moves])
     text = f"Where was {thing} held on {stamp(asked)}?"
-    proof = index.find(lambda f: f["kind"] == "custody" and f["thing"] == thing)[:1]
+    proof = index.find_kind("custody", lambda f: f["thing"] == thing)[:1]
     return Question("retrieval", text, tuple(t for t, _ in chosen), -1, tuple(m for _, m in chosen), tuple(proof),
                     {"form": "state", "asked": asked, "move": -1, "abstain": True}, abstain=True)
 
@@ -358,7 +375,7 @@ def open_conflict_text(bp: Blueprint) -> str:
 
 def open_conflict_proof(bp: Blueprint, index: Index) -> tuple[int, ...]:
     c = bp.conflict
-    return tuple(index.find(lambda f: f["kind"] == "statement" and f["person"] == c.subject
+    return tuple(index.find_kind("statement", lambda f: f["person"] == c.subject
                             and f["minute"] == c.open_minute))
 
 

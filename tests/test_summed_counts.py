@@ -1,0 +1,113 @@
+"""Prompt counts summed from line counts (core.budget.summed_prompt), with no pass over the prompt: exact in the
+tokenizers that split at every newline a non-whitespace character follows (``newline_separates``), and what
+RECON records for its prompts in such a tokenizer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from offline_tokenizers import save_byte_level_bpe, save_sentencepiece_bpe, smollm2_gguf
+
+from lurch_tasks.core.budget import PromptMeter, lines_summable, newline_costs, summed_prompt
+from lurch_tasks.core.generation import resolve_task
+from lurch_tasks.core.registry import get_family
+from lurch_tasks.core.tokens import get_token_counter
+
+
+@pytest.fixture(scope="module")
+def tokenizers(tmp_path_factory) -> dict[str, str]:
+    root = tmp_path_factory.mktemp("tokenizers")
+    return {
+        "cl100k": "cl100k_base",
+        "byte_bpe": str(save_byte_level_bpe(root / "byte_bpe")),
+        "sentencepiece": str(save_sentencepiece_bpe(root / "sentencepiece")),
+        "smollm2": str(smollm2_gguf()),
+        "cl100k_hf": str(save_hf_cl100k(root / "cl100k_hf")),
+    }
+
+
+def save_hf_cl100k(folder: Path) -> Path:
+    """cl100k as a Hugging Face tokenizer (its regex split, then byte-level BPE), converted offline from the
+    bundled tiktoken file, as scripts/bench.py does."""
+    import tiktoken_ext
+    from transformers import PreTrainedTokenizerFast
+    from transformers.convert_slow_tokenizer import TikTokenConverter
+
+    vocab = Path(tiktoken_ext.__path__[0]) / "data" / "cl100k_base.tiktoken"
+    PreTrainedTokenizerFast(tokenizer_object=TikTokenConverter(vocab_file=str(vocab)).converted()).save_pretrained(
+        str(folder))
+    return folder
+
+
+def test_which_tokenizers_end_a_piece_at_each_newline_before_a_line(tokenizers):
+    for name in ("smollm2", "byte_bpe"):  # the newline is a token of its own
+        assert get_token_counter(tokenizers[name]).newline_separates
+        assert get_token_counter(tokenizers[name]).newline_ends_piece
+    cl100k = get_token_counter(tokenizers["cl100k"])
+    assert cl100k.newline_ends_piece and not cl100k.newline_separates  # ".\n" is one cl100k piece
+    cl100k_hf = get_token_counter(tokenizers["cl100k_hf"])
+    assert cl100k_hf.newline_ends_piece and not cl100k_hf.newline_separates
+    assert not get_token_counter(tokenizers["sentencepiece"]).newline_ends_piece
+
+
+LINE = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\n"), min_size=1, max_size=30)
+PLAIN = st.text(st.sampled_from(list("ab .,:;!?)([]'s0123 \t\u00e9-")), min_size=1, max_size=30)
+
+
+def _check_summed(spec: str, head: str, lines: list[str], question: str) -> None:
+    counter = get_token_counter(spec)
+    lines = [line for line in lines if not line[0].isspace()] or ["[x]"]
+    assert lines_summable(counter, lines)
+    costs = newline_costs(counter, lines, counter.count_many(lines))
+    assert costs == newline_costs(counter, lines)  # from the lines' own counts, or from a pass
+    summed = summed_prompt(counter, head, lines, costs, "\n\n", question)
+    context = "\n".join(lines)
+    prompt = f"{head}{context}\n\n{question}"
+    encoded = PromptMeter(counter).encode(prompt)
+    assert summed.tokens == encoded.tokens == counter.count(prompt)
+    assert summed.context_span == (len(head), len(head) + len(context))
+    assert summed.context_tokens == encoded.tokens_between(len(head), len(head) + len(context))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(st.one_of(LINE, PLAIN), min_size=1, max_size=8), question=st.one_of(LINE, PLAIN),
+       head=st.one_of(LINE, PLAIN))
+def test_summed_counts_equal_one_pass_over_the_prompt(tokenizers, lines, question, head):
+    for name in ("smollm2", "byte_bpe", "cl100k", "cl100k_hf"):
+        _check_summed(tokenizers[name], head + "\n", lines, question)
+
+
+def test_lines_that_start_with_whitespace_are_not_summed(tokenizers):
+    counter = get_token_counter(tokenizers["smollm2"])
+    assert not lines_summable(counter, ["[a]", " [b]"])
+    assert not lines_summable(counter, ["[a]", ""])
+    assert not lines_summable(get_token_counter(tokenizers["sentencepiece"]), ["[a]", "[b]"])
+
+
+def test_newline_costs_are_what_each_text_and_its_newline_add_before_a_line(tokenizers):
+    texts = ["[Day 1, 09:00] a b.", "x  ", "y:", "end 12", "(z)!", "tab\t", "a .)", "a\t.", "b  ?!", "it'",
+             "caf\u00e9.", "\u00e9", "x\x01.", "...", "q\r"]
+    for name in ("smollm2", "byte_bpe", "cl100k", "cl100k_hf"):
+        counter = get_token_counter(tokenizers[name])
+        expected = [counter.count(text + "\n[a]") - counter.count("[a]") for text in texts]
+        assert newline_costs(counter, texts) == expected
+        assert newline_costs(counter, texts, counter.count_many(texts)) == expected
+
+
+@pytest.mark.parametrize("name", ["smollm2", "cl100k"])
+def test_recon_records_one_pass_counts_when_it_sums_them(tokenizers, name):
+    """RECON fits and measures its prompts from line counts: the counts it records are a pass's."""
+    spec = tokenizers[name]
+    task = resolve_task("recon_chain", {"context_tokens": [16_384], "tokenizer": spec, "num_samples": 1})
+    family = get_family(task.family)
+    counter = get_token_counter(spec)
+    for index in range(3):
+        row = family.generate(task.config, task.seed, "test", index, task.name)
+        encoded = PromptMeter(counter).encode(row.prompt)
+        start = row.prompt.index(row.context)
+        assert row.difficulty["prompt_tokens"] == encoded.tokens
+        assert row.difficulty["context_tokens"] == encoded.tokens_between(start, start + len(row.context))
+        assert encoded.tokens <= 16_384
