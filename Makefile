@@ -49,7 +49,7 @@ demo: install
 
 test: install-dev
 	$(BIN)/ruff check .
-	$(BIN)/pytest -q -n 2 --dist loadgroup
+	$(BIN)/pytest -q -n 2 --dist loadgroup --durations=30
 
 lint: install-dev
 	$(BIN)/ruff check .

@@ -2,6 +2,7 @@ import atexit
 import os
 import shutil
 import tempfile
+from pathlib import Path
 
 # No test may touch the network: the Hub libraries must work from local files only.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -18,18 +19,30 @@ os.environ["HF_DATASETS_CACHE"] = _DATASETS_CACHE
 atexit.register(shutil.rmtree, _DATASETS_CACHE, True)
 
 
-def pytest_collection_modifyitems(config, items):
-    """Under ``pytest -n 2 --dist loadgroup`` (``make test``), the tests that share a module-scoped fixture of their
-    own module run on one worker, so an expensive fixture (a SmolLM2 run through lm-eval, a materialized folder,
-    a report) is built once per run instead of once per worker that happens to draw one of its tests. A module
-    whose fixture is cheap and whose tests are many sets ``SPREAD_OVER_WORKERS = True`` to opt out."""
-    import pytest
 
-    for item in items:
-        module = getattr(item, "module", None)
-        if module is None or getattr(module, "SPREAD_OVER_WORKERS", False):
-            continue
-        shared = [fixture for defs in item._fixtureinfo.name2fixturedefs.values() for fixture in defs
-                  if fixture.scope == "module" and getattr(fixture.func, "__module__", None) == module.__name__]
-        if shared and not item.get_closest_marker("xdist_group"):
-            item.add_marker(pytest.mark.xdist_group(module.__name__))
+def _shares_a_module_fixture(path: str) -> bool:
+    """Whether the test file defines a module-scoped fixture (and does not opt out with ``SPREAD_OVER_WORKERS =
+    True``): read from its source, since xdist's controller schedules node ids and never imports the tests."""
+    try:
+        source = Path(path).read_text(encoding="utf-8")
+    except OSError:
+        return False
+    return 'scope="module"' in source and "SPREAD_OVER_WORKERS = True" not in source
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """Under ``pytest -n 2 --dist loadgroup`` (``make test``): the tests of a file that defines a module-scoped
+    fixture (a SmolLM2 run through lm-eval, a materialized folder, a report) run on one worker, so the fixture is
+    built once per run instead of once per worker that draws one of its tests; every other test is scheduled on
+    its own. (xdist's own loadgroup reads ``xdist_group`` marks through ``item._nodeid``, which pytest 9 no
+    longer uses, so it would silently spread every test.)"""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleFixtureScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return path if _shares_a_module_fixture(str(Path(config.rootpath) / path)) else nodeid
+
+    return ModuleFixtureScheduling(config, log)

@@ -22,7 +22,7 @@ def positive(value) -> bool:
 def test_bench_quick_reports_every_family(tmp_path):
     out = tmp_path / "bench.json"
     ruler = importlib.util.find_spec("wonderwords") is not None  # the [bench] extra
-    cmd = [sys.executable, str(SCRIPT), "--quick", "--skip-eval", "--json", str(out)]
+    cmd = [sys.executable, str(SCRIPT), "--quick", "--skip-eval", "--skip-rss", "--json", str(out)]
     result = subprocess.run(cmd + ([] if ruler else ["--skip-ruler"]), capture_output=True, text=True,
                             timeout=900, check=False)
     assert result.returncode == 0, result.stderr[-3000:]
@@ -35,15 +35,13 @@ def test_bench_quick_reports_every_family(tmp_path):
         for key in ("seconds", "prompt_tokens", "seconds_per_million_tokens", "warm_ratio", "cold_ratio"):
             assert positive(row[key]), (name, key, row[key])
         assert row["setup_seconds"] >= 0
-        rss = figures["rss"][name]
-        assert rss["rows"] == [1, 10] and all(positive(mib) for mib in rss["peak_rss_mib"])
-    assert figures["eval_overhead"] == {}
+    assert figures["eval_overhead"] == {} and figures["rss"] == {}
     table = [line for line in result.stdout.splitlines() if line.startswith("|")]
     assert table[0].startswith("| generator | tokens | N |") and len(table) == 2 + len(rows)
     assert all(any(line.startswith(f"| {name} | 16384 | 2 |") for line in table) for name in rows)
 
 
-def test_eval_overhead_times_both_harness_runs():
+def load_bench():
     spec = importlib.util.spec_from_file_location("bench_script", SCRIPT)
     bench = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = bench  # its dataclasses look their module up
@@ -51,6 +49,16 @@ def test_eval_overhead_times_both_harness_runs():
         spec.loader.exec_module(bench)
     finally:
         del sys.modules[spec.name]
+    return bench
+
+
+def test_peak_rss_is_read_from_a_materialize_process():
+    """The RSS column (one family, one row: the quick run above skips it, as each figure is a materialize run)."""
+    assert positive(load_bench().peak_rss_mib("memory_drift_edge", 1, 16384))
+
+
+def test_eval_overhead_times_both_harness_runs():
+    bench = load_bench()
     ours, dummy = bench.eval_overhead("find_the_origin", 1)
     assert positive(ours) and positive(dummy)
     assert set(bench.FAMILIES) == FAMILIES

@@ -24,6 +24,10 @@ from lurch_tasks.hub.shards import finalize, staging_for, write_shard
 from lurch_tasks.hub.store import Store
 
 CONFIGS = ["find_the_origin_long", "memory_drift_edge"]
+# A slice that keeps several files per config (so kills land between files and shards get more than one file)
+# at an eighth of the full configs' rows: 12 rows of each config, 3 per file, 4 files each.
+SLICE = ["--limit", "12", "--max-rows-per-file", "3"]
+FILES = 8
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "RAY_USAGE_STATS_ENABLED": "0"}
 
 
@@ -38,7 +42,7 @@ def start(*args: str) -> subprocess.Popen:
 
 
 def config_args(configs: list[str] = CONFIGS) -> list[str]:
-    return [arg for name in configs for arg in ("--config", name)]
+    return [arg for name in configs for arg in ("--config", name)] + SLICE
 
 
 def digests(folder: Path) -> dict[str, str]:
@@ -60,8 +64,7 @@ def reference(tmp_path_factory) -> dict[str, str]:
     made = lurch("materialize", *config_args(), "--out", str(out), "--quiet")
     assert made.returncode == 0, made.stderr
     files = digests(out)
-    # find_the_origin_long (~55 MiB of row JSON): 4 files, memory_drift_edge (~3 MiB): 1 file
-    assert sum(name.endswith(".parquet") for name in files) == 5
+    assert sum(name.endswith(".parquet") for name in files) == FILES  # 4 files of 3 rows per config
     return files
 
 
@@ -214,7 +217,8 @@ def test_finalize_names_missing_and_duplicated_shards(tmp_path) -> None:
 
 def test_a_killed_shard_resumes_with_the_files_it_finished(tmp_path) -> None:
     out = tmp_path / "data"
-    options = ["--config", "find_the_origin_long", "--out", str(out), "--shard", "0", "--num-shards", "1", "--quiet"]
+    options = [*config_args(["find_the_origin_long"]), "--out", str(out), "--shard", "0", "--num-shards", "1",
+               "--quiet"]
     process = start("materialize", *options)
     deadline = time.time() + 120
     while time.time() < deadline and len(staged_files(out)) < 1 and process.poll() is None:
@@ -227,7 +231,8 @@ def test_a_killed_shard_resumes_with_the_files_it_finished(tmp_path) -> None:
     assert f"wrote {4 - finished} file(s), kept {finished} finished earlier" in resumed.stdout
     assert lurch("materialize", "--finalize", str(out), "--quiet").returncode == 0
     whole = tmp_path / "whole"
-    assert lurch("materialize", "--config", "find_the_origin_long", "--out", str(whole), "--quiet").returncode == 0
+    assert lurch("materialize", *config_args(["find_the_origin_long"]), "--out", str(whole),
+                 "--quiet").returncode == 0
     assert digests(out) == digests(whole)
 
 
@@ -258,7 +263,7 @@ def test_ray_backend_writes_the_one_machine_bytes(reference, tmp_path) -> None:
     out = tmp_path / "data"
     made = lurch("materialize", *config_args(), "--out", str(out), "--backend", "ray")
     assert made.returncode == 0, made.stderr
-    assert "ray: 5 shards" in made.stderr  # the progress bar: one task per planned file
+    assert f"ray: {FILES} shards" in made.stderr  # the progress bar: one task per planned file
     assert digests(out) == reference
 
 
@@ -290,7 +295,7 @@ def test_a_killed_ray_run_resumes_only_the_missing_shards(reference, tmp_path) -
         time.sleep(0.02)
     crash(process)  # the driver, Ray's services and its workers, all at once
     finished = {p.stem: p for p in staged_files(out)}
-    assert 2 <= len(finished) < 5, "the kill did not land while Ray was writing"
+    assert 2 <= len(finished) < FILES, "the kill did not land while Ray was writing"
     assert not out.exists()
     not_accepted(out, tmp_path)
     staging = out.parent / f".{out.name}.lurch-shards" / "build"
@@ -301,7 +306,7 @@ def test_a_killed_ray_run_resumes_only_the_missing_shards(reference, tmp_path) -
     assert resumed.returncode == 0, resumed.stderr
     line = next(line for line in resumed.stderr.splitlines() if "resuming" in line)
     complete = int(line.split("resuming: ")[1].split(" of ")[0])
-    assert 1 <= complete <= len(finished) and f"{5 - complete} to write" in line
+    assert 1 <= complete <= len(finished) and f"{FILES - complete} to write" in line
     assert digests(out) == reference
     kept = {path: (out / path).stat().st_ino for path in inodes}
     assert kept == inodes  # the files finished before the kill were moved into place, not written again

@@ -99,9 +99,10 @@ def test_newline_costs_are_what_each_text_and_its_newline_add_before_a_line(toke
 
 @pytest.mark.parametrize("name", ["smollm2", "cl100k"])
 def test_recon_records_one_pass_counts_when_it_sums_them(tokenizers, name):
-    """RECON fits and measures its prompts from line counts: the counts it records are a pass's."""
+    """RECON fits and measures its prompts from line counts: the counts it records are a pass's. (24k: at 16k some
+    cases' structure does not fit SmolLM2's tokenizer, and which cases are drawn depends on the spec, a path.)"""
     spec = tokenizers[name]
-    task = resolve_task("recon_chain", {"context_tokens": [16_384], "tokenizer": spec, "num_samples": 1})
+    task = resolve_task("recon_chain", {"context_tokens": [24_576], "tokenizer": spec, "num_samples": 1})
     family = get_family(task.family)
     counter = get_token_counter(spec)
     for index in range(3):
@@ -110,4 +111,4 @@ def test_recon_records_one_pass_counts_when_it_sums_them(tokenizers, name):
         start = row.prompt.index(row.context)
         assert row.difficulty["prompt_tokens"] == encoded.tokens
         assert row.difficulty["context_tokens"] == encoded.tokens_between(start, start + len(row.context))
-        assert encoded.tokens <= 16_384
+        assert encoded.tokens <= 24_576

@@ -433,8 +433,8 @@ ALL_FAULTS = {**{f"row: {k}": v for k, v in ROW_FAULTS.items()},
               **{f"tamper (own): {k}": v for k, v in OWN_TAMPER_FAULTS.items()}}
 
 
-# One test per fault, spread over both xdist workers: each worker builds its own small pristine folder (seconds),
-# which is cheaper than running ninety-odd validations on one worker.
+# One test per fault, spread over both xdist workers (tests/conftest.py): each worker builds its own small
+# pristine folder (seconds), which is cheaper than running ninety-odd validations on one worker.
 SPREAD_OVER_WORKERS = True
 
 
