@@ -20,8 +20,8 @@ from lurch_tasks.core.cells import cell_at
 from lurch_tasks.core.registry import get_family
 from lurch_tasks.hub import MaterializeRequest, assign_shards
 from lurch_tasks.hub import plan as hub_plan
-from lurch_tasks.hub.shards import finalize, staging_for, write_shard
-from lurch_tasks.hub.store import Store
+from lurch_tasks.hub.shards import finalize, remove_own_temporaries, staging_for, write_shard
+from lurch_tasks.hub.store import TMP_MARK, Store
 
 CONFIGS = ["find_the_origin_long", "memory_drift_edge"]
 # A slice that keeps several files per config (so kills land between files and shards get more than one file)
@@ -213,6 +213,20 @@ def test_finalize_names_missing_and_duplicated_shards(tmp_path) -> None:
         assert one_line_error(lurch("materialize", *options, *bad))
     assert "not allowed with --finalize" in one_line_error(lurch("materialize", "--finalize", str(out), "--config",
                                                                  "x"))
+
+
+def test_a_shard_removes_only_its_own_temporaries(tmp_path) -> None:
+    """Both configs have a test-00003-of-00004.parquet: the shard that owns one of them must leave the other
+    shard's half-written temporary of the same name alone (three shard processes lost a file to this)."""
+    files = MaterializeRequest.create(CONFIGS, limit=12, max_rows_per_file=3).files
+    shards = assign_shards(files, 3)
+    mine, theirs = next((a, b) for a in shards[0] for shard in shards[1:] for b in shard
+                        if a.name == b.name and a.config != b.config)
+    staging = Store.at(str(tmp_path / "staging"))
+    for f, who in ((mine, "killed"), (theirs, "live")):
+        staging.write_bytes(f"build/{f.config}/{TMP_MARK}{who}-{f.name}", b"x")
+    assert remove_own_temporaries(staging, shards[0]) == [f"{TMP_MARK}killed-{mine.name}"]
+    assert staging.exists(f"build/{theirs.config}/{TMP_MARK}live-{theirs.name}")
 
 
 def test_a_killed_shard_resumes_with_the_files_it_finished(tmp_path) -> None:

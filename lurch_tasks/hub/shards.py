@@ -182,12 +182,21 @@ def _shard_lock(staging: Store, shard: int, num_shards: int, out: Store) -> Iter
         yield
 
 
+def remove_own_temporaries(staging: Store, files: list) -> list[str]:
+    """Delete the temporaries that this shard's killed writers left in its config folders, and no other's: per
+    config, since configs share file names (test-00000-of-00004.parquet) and another shard may be writing the
+    same name in another config's folder right now."""
+    gone = []
+    for folder in sorted({f.config for f in files}):
+        own = tuple(f.name for f in files if f.config == folder)
+        gone += staging.remove_temporaries(f"build/{folder}", keep=lambda name, own=own: not name.endswith(own))
+    return gone
+
+
 def _write_shard_locked(request: MaterializeRequest, staging: Store, shard: int, num_shards: int, *, num_proc: int,
                         resume: bool, progress: bool, on_record: Callable[[FileRecord], None] | None) -> ShardResult:
     files = assign_shards(request.files, num_shards)[shard]
-    own_names = {f.name for f in files}
-    for folder in sorted({f.config for f in files}):  # temporaries of this shard's killed writers
-        staging.remove_temporaries(f"build/{folder}", keep=lambda name: not name.endswith(tuple(own_names)))
+    remove_own_temporaries(staging, files)
     reused = {f.path: r for f in files if resume and (r := _valid_record(staging, f)) is not None}
     todo = [f for f in files if f.path not in reused]
 
