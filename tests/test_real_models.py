@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from offline_tokenizers import save_byte_level_bpe, save_sentencepiece_bpe, smollm2_gguf
+from offline_tokenizers import smollm2_gguf, tokenizer_specs
 
 from lurch_tasks.core.budget import prompt_meter
 from lurch_tasks.core.config import ConfigError
@@ -30,13 +30,7 @@ LURCH = str(Path(sys.executable).parent / "lurch")
 @pytest.fixture(scope="module")
 def tokenizers(tmp_path_factory) -> dict[str, str]:
     """Four real tokenizers of different kinds, by name -> tokenizer spec."""
-    root = tmp_path_factory.mktemp("tokenizers")
-    return {
-        "cl100k": "cl100k_base",
-        "byte_bpe": str(save_byte_level_bpe(root / "byte_bpe")),
-        "sentencepiece": str(save_sentencepiece_bpe(root / "sentencepiece")),
-        "smollm2": str(smollm2_gguf()),
-    }
+    return tokenizer_specs(tmp_path_factory.mktemp("tokenizers"))
 
 
 # --- tokenizer specs ------------------------------------------------------------------------------------

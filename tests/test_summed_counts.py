@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from offline_tokenizers import save_byte_level_bpe, save_sentencepiece_bpe, smollm2_gguf
+from offline_tokenizers import tokenizer_specs
 
 from lurch_tasks.core.budget import PromptMeter, lines_summable, newline_costs, summed_prompt
 from lurch_tasks.core.generation import resolve_task
@@ -20,13 +20,7 @@ from lurch_tasks.core.tokens import get_token_counter
 @pytest.fixture(scope="module")
 def tokenizers(tmp_path_factory) -> dict[str, str]:
     root = tmp_path_factory.mktemp("tokenizers")
-    return {
-        "cl100k": "cl100k_base",
-        "byte_bpe": str(save_byte_level_bpe(root / "byte_bpe")),
-        "sentencepiece": str(save_sentencepiece_bpe(root / "sentencepiece")),
-        "smollm2": str(smollm2_gguf()),
-        "cl100k_hf": str(save_hf_cl100k(root / "cl100k_hf")),
-    }
+    return {**tokenizer_specs(root), "cl100k_hf": str(save_hf_cl100k(root / "cl100k_hf"))}
 
 
 def save_hf_cl100k(folder: Path) -> Path:
