@@ -1,6 +1,6 @@
 """Token costs and token starts of lines for a GPT-2-style tokenizer, from a cache of its pre-token pieces.
 
-A GPT-2-style tokenizer (``HFTokenCounter.splits_like_gpt2``: SmolLM2, GPT-2) cuts a text into pieces with one
+A GPT-2-style tokenizer (``TokenCounter.splits_like_gpt2``: SmolLM2, GPT-2) cuts a text into pieces with one
 regex and runs BPE on each piece alone, so a text's tokens are its pieces' tokens, one after another. Invented
 names and the templates around them repeat across lines and instances: splitting the lines with the regex and
 looking each piece up costs a fraction of a tokenizer pass, and only pieces never seen are tokenized (in one
@@ -103,7 +103,7 @@ def piece_table(counter) -> PieceTable:
 
 def pieces_apply(counter, text: str) -> bool:
     """Whether ``text`` can be costed piece by piece in ``counter``'s tokens (see the module's notes)."""
-    return (bool(getattr(counter, "splits_like_gpt2", False)) and text.isascii()
+    return (counter.splits_like_gpt2 and text.isascii()
             and _NOT_PRINTABLE.search(text) is None and not counter.holds_added_text(text))
 
 
@@ -146,7 +146,7 @@ class PieceLines:
         of words and single spaces ending in a full stop (every fact template but a year's) splits there into
         the same words and the piece ``".\n"``, so it costs its words' tokens (each word's counted once per
         process) plus that piece's; any other line is tokenized (one pass over those lines: cl100k is
-        ``newline_additive`` over lines that start with a non-space character)."""
+        ``sums_over_lines`` over lines that start with a non-space character)."""
         from .budget import joined_costs
 
         table = _reference_table(reference)

@@ -173,6 +173,17 @@ class TokenCounter(Protocol):
         """``text`` wrapped in the tokenizer's chat template as one user turn (ValueError if it has none)."""
         ...
 
+    # What the tokenizer guarantees at a newline that a non-whitespace character follows (``NewlineRules``, which
+    # gives the argument for each): what lets a prompt be counted from its lines' counts (``core.budget``).
+    @property
+    def newline_ends_piece(self) -> bool: ...
+
+    @property
+    def newline_separates(self) -> bool: ...
+
+    @property
+    def splits_like_gpt2(self) -> bool: ...
+
 
 def char_starts(text: str, byte_starts: np.ndarray) -> np.ndarray:
     """Character offsets of tokens that start at ``byte_starts`` of ``text`` in UTF-8."""
@@ -237,14 +248,17 @@ class TiktokenCounter:
     def encoding(self, text: str) -> StartsEncoded:
         return StartsEncoded(self.token_starts(text))
 
-    newline_separates = False  # cl100k can merge a newline into the piece before it (after punctuation)
-
     @property
     def newline_ends_piece(self) -> bool:
-        """Whether a newline followed by a non-whitespace character always ends a piece of the pre-tokenizing
-        regex (``core.budget.newline_additive`` gives the argument for cl100k): then ``count(a + "\\n" + b) ==
-        count(a + "\\n") + count(b)`` for any ``b`` that starts with non-whitespace."""
-        return self.name == REFERENCE_TOKENIZER
+        return CL100K_RULES.newline_ends_piece  # the only offline tiktoken encoding is cl100k
+
+    @property
+    def newline_separates(self) -> bool:
+        return CL100K_RULES.newline_separates
+
+    @property
+    def splits_like_gpt2(self) -> bool:
+        return CL100K_RULES.splits_like_gpt2
 
     def chat_prompt(self, text: str) -> str:
         raise ValueError(f"chat_template: {self.name} has no chat template; allowed: false, or a Hugging Face "
@@ -253,12 +267,115 @@ class TiktokenCounter:
     end_of_turn = None
 
 
-# Pre-tokenizing regexes after which a newline that a non-whitespace character follows always ends a piece:
-# cl100k's, as transformers' TikTokenConverter writes it.
-NEWLINE_ENDING_SPLITS = frozenset({
+GPT2_SPLIT = "gpt2"  # tokenizers' ByteLevel pre-tokenizer splitting with GPT-2's regex itself (use_regex)
+CL100K_SPLIT = "cl100k"  # a Split with cl100k's regex, then ByteLevel without its own regex
+
+# cl100k's pre-tokenizing regex as transformers' TikTokenConverter writes it into a Split step.
+CL100K_SPLIT_PATTERNS = frozenset({
     r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|"""
     r"""\s+(?!\S)|\s+""",
 })
+
+
+@dataclass(frozen=True)
+class NewlineRules:
+    r"""What a tokenizer guarantees at a newline that a non-whitespace character follows (a "line break" below),
+    the facts that let a prompt be counted from its lines (``core.budget.sums_over_lines``).
+
+    Both tokenizers we know the splitting of (cl100k, and GPT-2's byte-level BPE: SmolLM2, GPT-2, Llama-style
+    byte-level tokenizers) cut a text into pieces with one regex and encode each piece alone. Their regexes read
+    forward only, and at a line break every alternative that matches a newline stops after it:
+
+    - GPT-2's (``'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+``): only the last two
+      take whitespace; ``\s+(?!\S)`` leaves the newline out (it would be followed by non-whitespace), so ``\s+``
+      takes it alone. The newline is a piece of its own, whatever comes before it.
+    - cl100k's (``... ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s``): a newline is taken by
+      `` ?[^\s\p{L}\p{N}]++[\r\n]*+`` (with the punctuation before it) or ``\s*[\r\n]`` (with the whitespace before
+      it), tried before ``\s+(?!\S)``; neither runs past the last newline of a run. The newline ends the piece
+      before it; it may share that piece (``".\n"``), so what it costs depends on the text before it.
+
+    So the text after a line break is cut as a text of its own: ``newline_ends_piece``. With GPT-2's split the
+    newline is moreover one piece, and one token when its byte symbol is in the vocabulary: ``newline_separates``,
+    ``count(a + "\n" + b) == count(a) + 1 + count(b)``. A normalizer could rewrite the text before it is cut and
+    an added token is matched before the split (it must hold no whitespace, so none spans a line break, and strip
+    none of its neighbours), so a tokenizer with either is refused. ``splits_like_gpt2``: GPT-2's split with a
+    BPE without dropout, whose tokens of a text are each piece's BPE tokens (``core.pieces`` costs texts piece by
+    piece; an added token's text in the text is checked there, per text)."""
+
+    newline_ends_piece: bool
+    newline_separates: bool
+    splits_like_gpt2: bool
+
+
+CL100K_RULES = NewlineRules(newline_ends_piece=True, newline_separates=False, splits_like_gpt2=False)
+NO_RULES = NewlineRules(newline_ends_piece=False, newline_separates=False, splits_like_gpt2=False)
+
+
+def pre_token_split(pre_tokenizer: dict | None) -> str | None:
+    """Which known split a pre-tokenizer's serialized state (tokenizer.json's ``pre_tokenizer``) is:
+    ``GPT2_SPLIT``, ``CL100K_SPLIT`` or None."""
+    if not pre_tokenizer:
+        return None
+    if pre_tokenizer.get("type") == "ByteLevel":
+        plain = pre_tokenizer.get("use_regex", True) is True and pre_tokenizer.get("add_prefix_space") is False
+        return GPT2_SPLIT if plain else None
+    steps = pre_tokenizer.get("pretokenizers") if pre_tokenizer.get("type") == "Sequence" else None
+    if not steps or len(steps) != 2:
+        return None
+    split, byte_level = steps
+    isolated = {"type": "Split", "behavior": "Isolated", "invert": False}
+    if any(split.get(key) != value for key, value in isolated.items()):
+        return None
+    if (split.get("pattern") or {}).get("Regex") not in CL100K_SPLIT_PATTERNS:
+        return None
+    if byte_level.get("type") != "ByteLevel" or byte_level.get("use_regex") or byte_level.get("add_prefix_space"):
+        return None
+    return CL100K_SPLIT
+
+
+def newline_rules(pipeline: dict) -> NewlineRules:
+    """``NewlineRules`` of a tokenizer from its serialized pipeline: tokenizer.json's ``normalizer``,
+    ``pre_tokenizer``, ``added_tokens`` and ``model`` fields (the model's ``type`` and ``dropout``, and
+    ``newline_in_vocab``: whether the byte symbol of a newline is a token of it; the vocabulary itself is not
+    needed)."""
+    split = pre_token_split(pipeline.get("pre_tokenizer"))
+    if pipeline.get("normalizer") is not None or split is None:
+        return NO_RULES
+    model = pipeline.get("model") or {}
+    bpe = model.get("type") == "BPE" and model.get("dropout") in (None, 0.0)
+    added_apart = all(not (added.get("lstrip") or added.get("rstrip") or any(c.isspace() for c in added["content"]))
+                      for added in pipeline.get("added_tokens", ()))
+    separates = split == GPT2_SPLIT and added_apart and model.get("newline_in_vocab") is True
+    # GPT-2's split with a newline that is not one token: its cost after a line would depend on the text before
+    # it (" \n" can be one piece at a text's end), which no rule here covers.
+    ends = added_apart and (separates or split == CL100K_SPLIT)
+    return NewlineRules(newline_ends_piece=ends, newline_separates=separates, splits_like_gpt2=split == GPT2_SPLIT
+                        and bpe)
+
+
+def pipeline_state(backend) -> dict:
+    """The fields of a fast tokenizer's tokenizer.json that ``newline_rules`` reads, from each part's own serialized
+    state (the whole pipeline's, with a 100k vocabulary, takes ~0.3 s to write and parse)."""
+    def state(part) -> dict | None:
+        return None if part is None else json.loads(part.__getstate__())
+
+    model = backend.model
+    return {
+        "normalizer": state(backend.normalizer),
+        "pre_tokenizer": state(backend.pre_tokenizer),
+        "added_tokens": [{"content": added.content, "lstrip": added.lstrip, "rstrip": added.rstrip}
+                         for added in backend.get_added_tokens_decoder().values()],
+        "model": {"type": type(model).__name__, "dropout": getattr(model, "dropout", None),
+                  "newline_in_vocab": model.token_to_id(_byte_symbol(ord("\n"))) is not None},
+    }
+
+
+def _byte_symbol(byte: int) -> str:
+    """The character GPT-2's byte-level alphabet writes a byte as (``bytes_to_unicode``)."""
+    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    if byte in printable:
+        return chr(byte)
+    return chr(256 + sum(1 for b in range(byte) if b not in printable))
 
 
 class HFTokenCounter:
@@ -316,24 +433,22 @@ class HFTokenCounter:
         return lengths
 
     @cached_property
-    def splits_like_gpt2(self) -> bool:
-        """Whether the tokenizer is GPT-2's kind: no normalizer, a byte-level pre-tokenizer splitting with GPT-2's
-        regex (``GPT2_PATTERN``) and no prefix space, and BPE without dropout (SmolLM2, GPT-2). Its tokens of a
-        text are then the BPE tokens of each regex piece alone, so texts can be costed piece by piece
-        (``core.pieces``) and a newline followed by a non-space character always ends a piece."""
-        import json
+    def newline_rules(self) -> NewlineRules:
+        """``NewlineRules`` from the serialized pipeline; none for a slow tokenizer."""
+        return NO_RULES if self._backend is None else newline_rules(pipeline_state(self._backend))
 
-        backend = self._backend
-        if backend is None or self._byte_lengths is None or type(backend.model).__name__ != "BPE":
-            return False
-        if getattr(backend.model, "dropout", None) not in (None, 0.0):
-            return False
-        try:
-            state = json.loads(backend.pre_tokenizer.__getstate__())
-        except (AttributeError, TypeError, ValueError):
-            return False
-        return (state.get("type") == "ByteLevel" and state.get("use_regex") is True
-                and state.get("add_prefix_space") is False)
+    @property
+    def newline_ends_piece(self) -> bool:
+        return self.newline_rules.newline_ends_piece
+
+    @property
+    def newline_separates(self) -> bool:
+        return self.newline_rules.newline_separates
+
+    @cached_property
+    def splits_like_gpt2(self) -> bool:
+        # core.pieces also reads each token's bytes (``_byte_lengths``: a byte-level vocabulary, no normalizer)
+        return self.newline_rules.splits_like_gpt2 and self._byte_lengths is not None
 
     @cached_property
     def added_texts(self) -> tuple[str, ...]:
@@ -357,54 +472,6 @@ class HFTokenCounter:
         """Token ids of each text alone, in one batch."""
         fast = getattr(self._backend, "encode_batch_fast", None) or self._backend.encode_batch
         return [encoding.ids for encoding in fast(pieces, add_special_tokens=False)]
-
-    @cached_property
-    def newline_separates(self) -> bool:
-        """Whether a newline followed by a non-whitespace character is always one token of its own, with a piece
-        boundary on each side: then ``count(a + "\\n" + b) == count(a) + 1 + count(b)`` for any ``a`` and any ``b``
-        that starts with non-whitespace, so a long text's count is a sum of its lines'.
-
-        True for GPT-2's byte-level pre-tokenizer (SmolLM2, GPT-2, ...) with no normalizer: of its regex's
-        alternatives (``'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+``) only the
-        last two match a newline; before a non-whitespace character ``\\s+(?!\\S)`` stops short of it, so
-        ``\\s+`` takes it alone, and no piece starts with one; each piece is encoded alone. Added tokens are
-        matched before that split: none may hold whitespace or strip its neighbours."""
-        backend = self._backend
-        pre = None if backend is None else backend.pre_tokenizer
-        if pre is None or type(pre).__name__ != "ByteLevel" or backend.normalizer is not None:
-            return False
-        if not pre.use_regex or pre.add_prefix_space:
-            return False
-        for added in backend.get_added_tokens_decoder().values():
-            if added.lstrip or added.rstrip or any(c.isspace() for c in added.content):
-                return False
-        return self.count("\n") == 1
-
-    @cached_property
-    def newline_ends_piece(self) -> bool:
-        """Whether ``count(a + "\\n" + b) == count(a + "\\n") + count(b)`` for any ``b`` that starts with
-        non-whitespace: known for the tokenizers that ``newline_separates``, and for a byte-level BPE that splits
-        with cl100k's regex as Hugging Face converts it (``NEWLINE_ENDING_SPLITS``: of its alternatives only those
-        ending in ``[\\r\\n]*``/``[\\r\\n]+`` take a newline that a non-whitespace character follows)."""
-        if self.newline_separates:
-            return True
-        backend = self._backend
-        pre = None if backend is None else backend.pre_tokenizer
-        if pre is None or type(pre).__name__ != "Sequence" or backend.normalizer is not None:
-            return False
-        try:
-            steps = json.loads(pre.__getstate__())["pretokenizers"]
-        except (AttributeError, KeyError, TypeError, ValueError):
-            return False
-        split = {"type": "Split", "behavior": "Isolated", "invert": False}
-        if len(steps) != 2 or any(steps[0].get(k) != v for k, v in split.items()):
-            return False
-        if steps[0].get("pattern", {}).get("Regex") not in NEWLINE_ENDING_SPLITS:
-            return False
-        if steps[1].get("type") != "ByteLevel" or steps[1].get("use_regex") or steps[1].get("add_prefix_space"):
-            return False
-        return all(not (added.lstrip or added.rstrip or any(c.isspace() for c in added.content))
-                   for added in backend.get_added_tokens_decoder().values())
 
     def _ids(self, text: str) -> list[int]:
         fast = getattr(self._backend, "encode_batch_fast", None)  # tokenizers >= 0.20: no offset tracking
