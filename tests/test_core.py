@@ -87,14 +87,14 @@ _LINES = ("Velmaro Drusk works for Ostrin Works.", "Ostrin Works was founded in 
 @settings(deadline=None)  # the first example loads the tokenizer's byte-length table
 @given(st.lists(st.sampled_from(range(len(_LINES))), min_size=1, max_size=30))
 def test_newline_joined_prompt_is_its_parts(rows):
-    """A prompt head + lines + tail counts and starts exactly as its parts (``newline_additive``): the reference
+    """A prompt head + lines + tail counts and starts exactly as its parts (``sums_over_lines``): the reference
     tokenizer never merges across a newline followed by a non-space character."""
-    from lurch_tasks.core.budget import joined_tokens, newline_additive
+    from lurch_tasks.core.budget import joined_tokens, sums_over_lines
 
     counter = reference_counter()
     head, tail = "Instructions here.\n\nFacts:\n", "\n\nQuestion: who?\nFINAL ANSWER: <name>"
     lines = list(_LINES)
-    assert newline_additive(counter, head, lines)
+    assert sums_over_lines(counter, head, lines)
     joined = joined_tokens(lines, counter, "\n")
     prompt = head + "\n".join(lines[i] for i in rows) + tail
     last = lines[rows[-1]] + tail
@@ -104,13 +104,15 @@ def test_newline_joined_prompt_is_its_parts(rows):
     assert len(starts) == counter.count(head) + sum(joined.costs()[i] for i in rows[:-1]) + counter.count(last)
 
 
-def test_newline_additive_refuses_what_it_cannot_prove():
-    from lurch_tasks.core.budget import newline_additive
+def test_sums_over_lines_refuses_what_it_cannot_prove():
+    from lurch_tasks.core.budget import sums_over_lines
 
     counter = reference_counter()
-    assert not newline_additive(counter, "Facts:", ["A fact."])  # the head must end with a newline
-    assert not newline_additive(counter, "Facts:\n", ["A fact.", " indented"])  # whitespace would join the newline
-    assert not newline_additive(counter, "Facts:\n", ["A fact.", ""])  # an empty line makes a double newline
+    assert sums_over_lines(counter, "Facts:\n", ["A fact.", "Another (one)!"])
+    assert not sums_over_lines(counter, "Facts:", ["A fact."])  # the head must end with a newline
+    assert not sums_over_lines(counter, "Facts:\n", ["A fact.", " indented"])  # whitespace would join the newline
+    assert not sums_over_lines(counter, "Facts:\n", ["A fact.", ""])  # an empty line makes a double newline
+    assert not sums_over_lines(counter, "Facts:\n", ["A fact. ", "B."])  # a line ends with whitespace
 
 
 # --- LURCH properties (DESIGN 3.4 worked examples) -------------------------------------------

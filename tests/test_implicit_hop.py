@@ -196,7 +196,7 @@ def test_neutral_filler_takes_its_share_and_changes_no_answer():
 
 def test_token_figures_are_a_real_pass():
     """In the reference tokenizer the fit sums line costs and the kept prompt's encoding is laid out from the one
-    pass over its lines (``newline_additive``): every token figure of the row is what a pass over the prompt
+    pass over its lines (``sums_over_lines``): every token figure of the row is what a pass over the prompt
     gives."""
     from lurch_tasks.core.context import measure_evidence
     from lurch_tasks.core.tokens import reference_counter

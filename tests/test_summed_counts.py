@@ -1,6 +1,6 @@
-"""Prompt counts summed from line counts (core.budget.summed_prompt), with no pass over the prompt: exact in the
-tokenizers that split at every newline a non-whitespace character follows (``newline_separates``), and what
-RECON records for its prompts in such a tokenizer."""
+"""Prompt counts summed from line counts (core.budget.LineSum), with no pass over the prompt: exact in the
+tokenizers whose every newline before a line ends a piece (``newline_ends_piece``, derived once in
+``core.tokens.newline_rules``), and what RECON records for its prompts in such a tokenizer."""
 
 from __future__ import annotations
 
@@ -11,10 +11,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from offline_tokenizers import tokenizer_specs
 
-from lurch_tasks.core.budget import PromptMeter, lines_summable, newline_costs, summed_prompt
+from lurch_tasks.core.budget import LineSum, PromptMeter, newline_costs, sums_over_lines
 from lurch_tasks.core.generation import resolve_task
 from lurch_tasks.core.registry import get_family
-from lurch_tasks.core.tokens import get_token_counter
+from lurch_tasks.core.tokens import (
+    CL100K_RULES,
+    CL100K_SPLIT_PATTERNS,
+    NO_RULES,
+    NewlineRules,
+    TokenCounter,
+    get_token_counter,
+    newline_rules,
+    pipeline_state,
+)
 
 
 @pytest.fixture(scope="module")
@@ -36,6 +45,57 @@ def save_hf_cl100k(folder: Path) -> Path:
     return folder
 
 
+def test_every_counter_declares_the_newline_rules(tokenizers):
+    for spec in tokenizers.values():
+        counter = get_token_counter(spec)
+        assert isinstance(counter, TokenCounter)
+        assert all(isinstance(getattr(counter, rule), bool) for rule in NewlineRules.__dataclass_fields__)
+
+
+def test_rules_from_the_parts_are_the_rules_of_the_whole_tokenizer_json(tokenizers):
+    """``pipeline_state`` reads each part's own state; the same rules follow from the full tokenizer.json."""
+    import json
+
+    for name in ("smollm2", "byte_bpe", "cl100k_hf", "sentencepiece"):
+        backend = get_token_counter(tokenizers[name])._backend
+        whole = json.loads(backend.to_str())
+        whole["model"]["newline_in_vocab"] = "\u010a" in whole["model"]["vocab"]  # the newline's byte symbol
+        assert newline_rules(pipeline_state(backend)) == newline_rules(whole), name
+
+
+GPT2_PIPELINE = {"normalizer": None, "added_tokens": [{"content": "<|endoftext|>", "lstrip": False, "rstrip": False}],
+                 "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+                                   "use_regex": True},
+                 "model": {"type": "BPE", "dropout": None, "newline_in_vocab": True}}
+
+
+def _with(part: str, **fields) -> dict:
+    return {**GPT2_PIPELINE, part: {**GPT2_PIPELINE[part], **fields}}
+
+
+def test_newline_rules_follow_from_the_pipeline_alone():
+    gpt2 = NewlineRules(newline_ends_piece=True, newline_separates=True, splits_like_gpt2=True)
+    assert newline_rules(GPT2_PIPELINE) == gpt2
+    assert newline_rules({**GPT2_PIPELINE, "normalizer": {"type": "NFC"}}) == NO_RULES
+    assert newline_rules(_with("pre_tokenizer", add_prefix_space=True)) == NO_RULES
+    assert newline_rules(_with("pre_tokenizer", use_regex=False)) == NO_RULES
+    assert newline_rules(_with("model", dropout=0.1)) == NewlineRules(True, True, False)  # pieces need plain BPE
+    assert newline_rules(_with("model", newline_in_vocab=False)) == NewlineRules(False, False, True)
+    spaced = {**GPT2_PIPELINE, "added_tokens": [{"content": "<|im start|>", "lstrip": False, "rstrip": False}]}
+    stripping = {**GPT2_PIPELINE, "added_tokens": [{"content": "<mask>", "lstrip": True, "rstrip": False}]}
+    assert newline_rules(spaced) == newline_rules(stripping) == NewlineRules(False, False, True)
+    cl100k = next(iter(CL100K_SPLIT_PATTERNS))
+    assert newline_rules(_cl100k_split(cl100k)) == CL100K_RULES
+    assert newline_rules(_cl100k_split(cl100k.replace(r"\s*[\r\n]+", r"\s+"))) == NO_RULES  # unknown regex
+
+
+def _cl100k_split(pattern: str) -> dict:
+    """The pipeline transformers' TikTokenConverter writes, splitting with ``pattern``."""
+    return {**GPT2_PIPELINE, "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False},
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]}}
+
+
 def test_which_tokenizers_end_a_piece_at_each_newline_before_a_line(tokenizers):
     for name in ("smollm2", "byte_bpe"):  # the newline is a token of its own
         assert get_token_counter(tokenizers[name]).newline_separates
@@ -53,11 +113,11 @@ PLAIN = st.text(st.sampled_from(list("ab .,:;!?)([]'s0123 \t\u00e9-")), min_size
 
 def _check_summed(spec: str, head: str, lines: list[str], question: str) -> None:
     counter = get_token_counter(spec)
-    lines = [line for line in lines if not line[0].isspace()] or ["[x]"]
-    assert lines_summable(counter, lines)
+    lines = [line for line in lines if not line[0].isspace() and not line[-1].isspace()] or ["[x]"]
+    assert sums_over_lines(counter, head, lines)
     costs = newline_costs(counter, lines, counter.count_many(lines))
     assert costs == newline_costs(counter, lines)  # from the lines' own counts, or from a pass
-    summed = summed_prompt(counter, head, lines, costs, "\n\n", question)
+    summed = LineSum(counter, head).prompt(lines, costs, "\n\n" + question)
     context = "\n".join(lines)
     prompt = f"{head}{context}\n\n{question}"
     encoded = PromptMeter(counter).encode(prompt)
@@ -74,11 +134,24 @@ def test_summed_counts_equal_one_pass_over_the_prompt(tokenizers, lines, questio
         _check_summed(tokenizers[name], head + "\n", lines, question)
 
 
-def test_lines_that_start_with_whitespace_are_not_summed(tokenizers):
+def test_lines_that_start_or_end_with_whitespace_are_not_summed(tokenizers):
     counter = get_token_counter(tokenizers["smollm2"])
-    assert not lines_summable(counter, ["[a]", " [b]"])
-    assert not lines_summable(counter, ["[a]", ""])
-    assert not lines_summable(get_token_counter(tokenizers["sentencepiece"]), ["[a]", "[b]"])
+    assert sums_over_lines(counter, "Head:\n", ["[a]", "[b]"])
+    assert not sums_over_lines(counter, "Head:\n", ["[a]", " [b]"])
+    assert not sums_over_lines(counter, "Head:\n", ["[a] ", "[b]"])  # the last of joined texts: " \n" is one piece
+    assert not sums_over_lines(counter, "Head:\n", ["[a]", ""])
+    assert not sums_over_lines(counter, "Head:", ["[a]", "[b]"])
+    assert not sums_over_lines(get_token_counter(tokenizers["sentencepiece"]), "Head:\n", ["[a]", "[b]"])
+
+
+def test_lines_holding_added_tokens_sum_exactly(tokenizers):
+    """An added token holds no whitespace in the tokenizers that sum lines, so none spans a line break."""
+    for name in ("smollm2", "byte_bpe"):
+        counter = get_token_counter(tokenizers[name])
+        added = sorted(counter.added_texts)[:3]
+        assert added
+        lines = [f"{text} a." for text in added] + [f"b{text}" for text in added] + ["c."]
+        _check_summed(tokenizers[name], "Head:" + added[0] + "\n", lines, added[-1] + " q?")
 
 
 def test_newline_costs_are_what_each_text_and_its_newline_add_before_a_line(tokenizers):

@@ -10,6 +10,7 @@ the exact count asks for. That one encoding also yields the context's token coun
 
 from __future__ import annotations
 
+import re
 import string
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .pieces import PieceLines, piece_lines, starts_every_line
+from .pieces import PieceCounter, PieceLines, piece_lines, starts_every_line
 from .tokens import (
     REFERENCE_TOKENIZER,
     Encoded,
@@ -159,7 +160,7 @@ class JoinedTokens:
     def laid_out(self, rows: Sequence[int], offset: int) -> np.ndarray:
         """Token starts of the texts ``rows``, each with its separator, written one after another from character
         ``offset``: this tokenization's starts, moved, with no second pass. Exact where every join is a boundary
-        the tokenizer never merges across (``newline_additive``)."""
+        the tokenizer never merges across (``sums_over_lines``)."""
         picked = np.asarray(rows, dtype=np.int64)
         if not len(picked):
             return np.zeros(0, dtype=np.int64)
@@ -188,7 +189,7 @@ def line_tokens(texts: Sequence[str], counter: TokenCounter, separator: str) -> 
 
 class CostsOnDemand:
     """``joined_costs`` of texts, each counted the first time it is asked for (``need``, one pass over the
-    texts asked for at once): for a tokenizer that is ``newline_additive`` over the texts, a text costs the same
+    texts asked for at once): for a tokenizer that ``sums_over_lines`` over the texts, a text costs the same
     in any company, so the texts a prompt never holds are never tokenized."""
 
     def __init__(self, texts: Sequence[str], counter: TokenCounter, separator: str) -> None:
@@ -233,35 +234,33 @@ def joined_starts(texts: Sequence[str], counter: TokenCounter, separator: str) -
     return [(starts[a:b] - first).astype(np.int32) for a, b, first in zip(cuts[:-1], cuts[1:], firsts, strict=True)]
 
 
-def newline_additive(counter: TokenCounter, head: str, lines: Sequence[str]) -> bool:
-    """Whether ``head + "\\n".join(lines) + tail`` counts, in ``counter``, exactly as ``head`` alone, plus each
-    line but the last with its newline (its ``joined_costs``), plus the last line with ``tail``: so a fit can
-    sum known costs instead of tokenizing the prompt per step.
+def sums_over_lines(counter: TokenCounter, head: str, lines: Sequence[str]) -> bool:
+    """Whether ``head + "\\n".join(lines) + tail`` counts, in ``counter``, exactly as ``LineSum`` sums it: ``head``
+    (ending with a newline) and each line but the last with its newline, as each costs before a line
+    (``newline_costs``, or a line's ``joined_costs`` among such lines), plus one pass over the last line and
+    ``tail``; so a fit sums known costs instead of tokenizing the prompt per step.
 
-    True for the reference tokenizer and GPT-2-style ones (``splits_like_gpt2``, no added token's text in the
-    text) when ``head`` ends with a newline and no line is empty or starts with whitespace. cl100k encodes each
-    piece of its pre-tokenizing regex alone, and a newline followed by a non-whitespace character always ends a
-    piece: the regex's alternatives that match a newline are
-    ``?[^\\s\\p{L}\\p{N}]+[\\r\\n]*`` and ``\\s*[\\r\\n]+`` (tried before ``\\s+(?!\\S)``), and neither runs on
-    past the last newline of a whitespace run. A piece starting after that newline matches as it would at the
-    start of a text (the regex reads forward only)."""
-    gpt2 = counter.name != REFERENCE_TOKENIZER and getattr(counter, "splits_like_gpt2", False)
-    if not head.endswith("\n") or not (gpt2 or counter.name == REFERENCE_TOKENIZER):
+    True when every newline the joins put before a line is a line break the tokenizer never cuts across
+    (``TokenCounter.newline_ends_piece``, ``core.tokens.NewlineRules`` gives the argument) and every line starts
+    and ends with a non-whitespace character (no empty line; a line's own newlines are its own business). The
+    end matters to a line's ``joined_costs`` only: the last of the texts is tokenized before the text's end, where
+    GPT-2's split takes trailing whitespace and the newline as one piece."""
+    if not head.endswith("\n") or not counter.newline_ends_piece:
         return False
     if not lines:
         return True
     body = "\n".join(lines)
-    if not starts_every_line("\n" + body) and not all(line and not line[0].isspace() for line in lines):
-        return False  # (the scan also refuses a newline inside a line: then the exact test per line decides)
-    # GPT-2's pattern (``core.pieces``): a newline is a piece of its own unless other whitespace follows it, and the
-    # pattern reads forward only; an added token's text is matched before the split, so none may be in the text.
-    text = head + body
-    return not gpt2 or not counter.holds_added_text(text)
+    if starts_every_line("\n" + body) and not _SPACE_BEFORE_NEWLINE.search(body + "\n"):
+        return True  # (one scan each in C; the exact test per line decides when a line holds a newline)
+    return all(line and not line[0].isspace() and not line[-1].isspace() for line in lines)
+
+
+_SPACE_BEFORE_NEWLINE = re.compile(r"\s\n")
 
 
 @dataclass(frozen=True)
 class SummedPrompt:
-    """A prompt's token count and its context's, summed from counts of its parts (``summed_prompt``): what a
+    """A prompt's token count and its context's, summed from counts of its parts (``LineSum``): what a
     generator reads from a ``PromptEncoding`` (``tokens``, and ``tokens_between`` over the context's span)."""
 
     tokens: int
@@ -275,19 +274,12 @@ class SummedPrompt:
         return self.context_tokens
 
 
-def lines_summable(counter: TokenCounter, lines: Sequence[str]) -> bool:
-    """Whether ``summed_prompt`` is exact for ``lines`` in ``counter``: a newline that a non-whitespace character
-    follows always ends a piece (``newline_ends_piece``), and every line starts with such a character."""
-    return bool(getattr(counter, "newline_ends_piece", False)) and all(line and not line[0].isspace()
-                                                                      for line in lines)
-
-
 def newline_costs(counter: TokenCounter, texts: Sequence[str], counts: Sequence[int] | None = None) -> list[int]:
     """Tokens of each text followed by a newline, alone: what it adds to a prompt where a non-whitespace character
-    follows that newline (``lines_summable``). From the texts' own ``counts`` when the newline is always a token of
+    follows that newline (``sums_over_lines``). From the texts' own ``counts`` when the newline is always a token of
     its own (``newline_separates``) or, in the reference tokenizer, when the text's last piece is known
     (``reference_newline_cost``); else one pass over each text and its newline."""
-    if getattr(counter, "newline_separates", False):
+    if counter.newline_separates:
         return [c + 1 for c in (counter.count_many(list(texts)) if counts is None else counts)]
     if counts is not None and counter.name == REFERENCE_TOKENIZER:
         return [reference_newline_cost(counter, text, count) for text, count in zip(texts, counts, strict=True)]
@@ -320,17 +312,25 @@ def _reference_piece_count(piece: str) -> int:
     return get_token_counter(REFERENCE_TOKENIZER).count(piece)
 
 
-def summed_prompt(counter: TokenCounter, head: str, lines: Sequence[str], line_costs: Sequence[int],
-                  separator: str, question: str) -> SummedPrompt:
-    """The counts of ``head + "\\n".join(lines) + separator + question`` with one pass over the last line and
-    the question only: ``head`` (ending with a newline) and each line but the last count alone with their
-    newline (``line_costs``: ``newline_costs`` of the lines). Exact when ``lines_summable``, which the caller
-    checks."""
-    if not head.endswith("\n") or not lines:
-        raise ValueError("summed_prompt: a head that ends with a newline and at least one line")
-    head_tokens = newline_costs(counter, [head[:-1]])[0]
-    body = sum(line_costs[:-1])  # every line but the last, each with its newline
-    starts = counter.token_starts(lines[-1] + separator + question)
-    in_last = int(np.searchsorted(starts, len(lines[-1]), side="left"))  # the last line's own tokens
-    context_chars = sum(map(len, lines)) + len(lines) - 1
-    return SummedPrompt(head_tokens + body + len(starts), (len(head), len(head) + context_chars), body + in_last)
+class LineSum:
+    """The one way a prompt ``head + "\\n".join(lines) + tail`` is counted from its lines' costs, exact where
+    ``sums_over_lines`` (which the caller checks): ``head`` with its newline (counted once), each line but the last
+    with its newline (``line_costs``), and one pass over the last line and ``tail`` by ``parts`` (the counter, or
+    a ``core.pieces.PieceCounter`` of it)."""
+
+    def __init__(self, counter: TokenCounter, head: str, parts: PieceCounter | None = None) -> None:
+        if not head.endswith("\n"):
+            raise ValueError("LineSum: a head that ends with a newline")
+        self.head, self.parts = head, counter if parts is None else parts
+        self.head_tokens = newline_costs(counter, [head[:-1]])[0]
+
+    def prompt(self, lines: Sequence[str], line_costs: Sequence[int], tail: str) -> SummedPrompt:
+        """The counts of the prompt holding ``lines`` (at least one; ``line_costs``: theirs, the last one unread)."""
+        if not lines:
+            raise ValueError("LineSum.prompt: at least one line")
+        body = sum(line_costs[:-1])  # every line but the last, each with its newline
+        starts = self.parts.token_starts(lines[-1] + tail)
+        in_last = int(np.searchsorted(starts, len(lines[-1]), side="left"))  # the last line's own tokens
+        context_chars = sum(map(len, lines)) + len(lines) - 1
+        return SummedPrompt(self.head_tokens + body + len(starts), (len(self.head), len(self.head) + context_chars),
+                            body + in_last)

@@ -12,11 +12,12 @@ import numpy as np
 from ...core.budget import (
     CostsOnDemand,
     Fitted,
+    LineSum,
     joined_costs,
     line_tokens,
-    newline_additive,
     prompt_meter,
     settle_to_budget,
+    sums_over_lines,
 )
 from ...core.cells import setup_instance
 from ...core.config import config_to_dict
@@ -534,13 +535,13 @@ def _generate(config: ImplicitHopConfig, seed: int, split: str, index: int, conf
     costs = joined.costs()
     evidence_ids = list(range(len(required)))
     # Reference costs (the layout's and the dispersion's unit) of the lines a prompt holds, counted as the fit
-    # tries them: a line costs the same wherever it stands (``newline_additive``), so the rest are never counted.
+    # tries them: a line costs the same wherever it stands (``sums_over_lines``), so the rest are never counted.
     need_reference: Callable[[list[int]], object] = lambda rows: None  # noqa: E731
     if meter.reads_reference:
         reference = costs
-    elif isinstance(joined, PieceLines) and newline_additive(reference_counter(), LINE_SEPARATOR, lines):
+    elif isinstance(joined, PieceLines) and sums_over_lines(reference_counter(), LINE_SEPARATOR, lines):
         reference = joined.reference_costs(lines, reference_counter())
-    elif newline_additive(reference_counter(), LINE_SEPARATOR, lines):
+    elif sums_over_lines(reference_counter(), LINE_SEPARATOR, lines):
         on_demand = CostsOnDemand(lines, reference_counter(), LINE_SEPARATOR)
         reference, need_reference = on_demand.need(evidence_ids), on_demand.need
     else:
@@ -614,19 +615,18 @@ def _generate(config: ImplicitHopConfig, seed: int, split: str, index: int, conf
             predicted[text] = predicted_tokens(order)
         return text
 
-    # In the reference tokenizer a prompt's count is the sum of its lines' costs (``newline_additive``): the fit
-    # sums them, and only the prompt it keeps is tokenized.
+    # Where a prompt's count is the sum of its lines' costs (``sums_over_lines``) the fit sums them, and only the
+    # prompt it keeps is tokenized.
     head, tail = prompt_head(), render_prompt("", question)[len(prompt_head()):]
-    additive = (newline_additive(meter.counter, head, lines) and not meter.chat_template
+    additive = (sums_over_lines(meter.counter, head, lines) and not meter.chat_template
                 and render_prompt("x", question) == head + "x" + tail)
     predicted: dict[str, int] = {}
     # the prompt's other parts from the same pieces as its lines (``PieceCounter``), when they are pieces
     parts = PieceCounter(meter.counter) if isinstance(joined, PieceLines) else meter.counter
-    head_tokens = parts.count(head) if additive else 0
+    line_sum = LineSum(meter.counter, head, parts) if additive else None
 
     def predicted_tokens(order: list[int]) -> int:
-        return (head_tokens + sum(costs[i] for i in order[:-1])
-                + parts.count(lines[order[-1]] + tail))
+        return line_sum.prompt([lines[i] for i in order], [costs[i] for i in order], tail).tokens
 
     def predicted_count(text: str) -> int:
         return predicted[text] if text in predicted else meter.count(text)

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
-from ...core.budget import joined_costs, lines_summable, newline_costs, prompt_meter, summed_prompt
+from ...core.budget import LineSum, joined_costs, newline_costs, prompt_meter, sums_over_lines
 from ...core.cells import pair_hash, setup_instance
 from ...core.config import config_to_dict
 from ...core.context import evidence_measures, line_char_spans, line_token_ranges, lurch_difficulty
@@ -209,12 +209,16 @@ class NarrativeMeter:
         self.head = prompt_head("narrative", domain_name)
         self._known: dict[str, int] = {}  # line -> its count with its newline, when that takes a pass of its own
 
+    @cached_property
+    def line_sum(self) -> LineSum:
+        return LineSum(self.counter, self.head)
+
     def summable(self, lines: list[str]) -> bool:
-        return not self.chat_template and bool(lines) and lines_summable(self.counter, lines)
+        return not self.chat_template and bool(lines) and sums_over_lines(self.counter, self.head, lines)
 
     def line_costs(self, lines: list[str], counts: list[int]) -> list[int]:
         """Each line's tokens with its newline (``core.budget.newline_costs``), each line counted once."""
-        if getattr(self.counter, "newline_separates", False):
+        if self.counter.newline_separates:
             return newline_costs(self.counter, lines, counts)
         missing = {line: count for line, count in zip(lines, counts, strict=True) if line not in self._known}
         self._known.update(zip(missing, newline_costs(self.counter, list(missing), list(missing.values())),
@@ -223,8 +227,8 @@ class NarrativeMeter:
 
     def count(self, lines: list[str], counts: list[int]) -> int:
         if self.summable(lines):
-            return summed_prompt(self.counter, self.head, lines, self.line_costs(lines, counts), QUESTION_SEPARATOR,
-                                 self.question).tokens
+            tail = QUESTION_SEPARATOR + self.question
+            return self.line_sum.prompt(lines, self.line_costs(lines, counts), tail).tokens
         return self.meter.count(render_prompt("narrative", self.domain_name, LINE_SEPARATOR.join(lines),
                                               self.question))
 
@@ -288,7 +292,7 @@ def generate(config: ReconConfig, seed: int, split: str, index: int, config_name
     meter = prompt_meter(config.tokenizer, config.chat_template)
     summed = variant == "narrative" and case.line_costs is not None
     if summed:  # from the fit's line counts: no pass over the prompt
-        encoding = summed_prompt(meter.counter, head, lines, case.line_costs, QUESTION_SEPARATOR, question_text)
+        encoding = LineSum(meter.counter, head).prompt(lines, case.line_costs, QUESTION_SEPARATOR + question_text)
     else:
         encoding = meter.encode(prompt)
     proof_rows = sorted(question.proof) if lines else []
