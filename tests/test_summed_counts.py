@@ -1,6 +1,6 @@
 """Prompt counts summed from line counts (core.budget.LineSum), with no pass over the prompt: exact in the
 tokenizers whose every newline before a line ends a piece (``newline_ends_piece``, derived once in
-``core.tokens.newline_rules``), and what RECON records for its prompts in such a tokenizer."""
+``core.tokens.newline_rules_from_pipeline``), and what RECON records for its prompts in such a tokenizer."""
 
 from __future__ import annotations
 
@@ -20,8 +20,9 @@ from lurch_tasks.core.tokens import (
     NO_RULES,
     NewlineRules,
     TokenCounter,
+    byte_level_symbol,
     get_token_counter,
-    newline_rules,
+    newline_rules_from_pipeline,
     pipeline_state,
 )
 
@@ -60,7 +61,7 @@ def test_rules_from_the_parts_are_the_rules_of_the_whole_tokenizer_json(tokenize
         backend = get_token_counter(tokenizers[name])._backend
         whole = json.loads(backend.to_str())
         whole["model"]["newline_in_vocab"] = "\u010a" in whole["model"]["vocab"]  # the newline's byte symbol
-        assert newline_rules(pipeline_state(backend)) == newline_rules(whole), name
+        assert newline_rules_from_pipeline(pipeline_state(backend)) == newline_rules_from_pipeline(whole), name
 
 
 GPT2_PIPELINE = {"normalizer": None, "added_tokens": [{"content": "<|endoftext|>", "lstrip": False, "rstrip": False}],
@@ -74,19 +75,23 @@ def _with(part: str, **fields) -> dict:
 
 
 def test_newline_rules_follow_from_the_pipeline_alone():
+    from tokenizers.pre_tokenizers import ByteLevel
+
+    rules = newline_rules_from_pipeline
     gpt2 = NewlineRules(newline_ends_piece=True, newline_separates=True, splits_like_gpt2=True)
-    assert newline_rules(GPT2_PIPELINE) == gpt2
-    assert newline_rules({**GPT2_PIPELINE, "normalizer": {"type": "NFC"}}) == NO_RULES
-    assert newline_rules(_with("pre_tokenizer", add_prefix_space=True)) == NO_RULES
-    assert newline_rules(_with("pre_tokenizer", use_regex=False)) == NO_RULES
-    assert newline_rules(_with("model", dropout=0.1)) == NewlineRules(True, True, False)  # pieces need plain BPE
-    assert newline_rules(_with("model", newline_in_vocab=False)) == NewlineRules(False, False, True)
+    assert rules(GPT2_PIPELINE) == gpt2
+    assert rules({**GPT2_PIPELINE, "normalizer": {"type": "NFC"}}) == NO_RULES
+    assert rules(_with("pre_tokenizer", add_prefix_space=True)) == NO_RULES
+    assert rules(_with("pre_tokenizer", use_regex=False)) == NO_RULES
+    assert rules(_with("model", dropout=0.1)) == NewlineRules(True, True, False)  # pieces need plain BPE
+    assert {byte_level_symbol(byte) for byte in range(256)} == set(ByteLevel.alphabet())
+    assert rules(_with("model", newline_in_vocab=False)) == NewlineRules(False, False, True)
     spaced = {**GPT2_PIPELINE, "added_tokens": [{"content": "<|im start|>", "lstrip": False, "rstrip": False}]}
     stripping = {**GPT2_PIPELINE, "added_tokens": [{"content": "<mask>", "lstrip": True, "rstrip": False}]}
-    assert newline_rules(spaced) == newline_rules(stripping) == NewlineRules(False, False, True)
+    assert rules(spaced) == rules(stripping) == NewlineRules(False, False, True)
     cl100k = next(iter(CL100K_SPLIT_PATTERNS))
-    assert newline_rules(_cl100k_split(cl100k)) == CL100K_RULES
-    assert newline_rules(_cl100k_split(cl100k.replace(r"\s*[\r\n]+", r"\s+"))) == NO_RULES  # unknown regex
+    assert rules(_cl100k_split(cl100k)) == CL100K_RULES
+    assert rules(_cl100k_split(cl100k.replace(r"\s*[\r\n]+", r"\s+"))) == NO_RULES  # unknown regex
 
 
 def _cl100k_split(pattern: str) -> dict:
@@ -113,7 +118,8 @@ PLAIN = st.text(st.sampled_from(list("ab .,:;!?)([]'s0123 \t\u00e9-")), min_size
 
 def _check_summed(spec: str, head: str, lines: list[str], question: str) -> None:
     counter = get_token_counter(spec)
-    lines = [line for line in lines if not line[0].isspace() and not line[-1].isspace()] or ["[x]"]
+    lines = [line for line in lines if not line[0].isspace()
+             and not (counter.newline_separates and line[-1].isspace())] or ["[x]"]
     assert sums_over_lines(counter, head, lines)
     costs = newline_costs(counter, lines, counter.count_many(lines))
     assert costs == newline_costs(counter, lines)  # from the lines' own counts, or from a pass
@@ -139,6 +145,7 @@ def test_lines_that_start_or_end_with_whitespace_are_not_summed(tokenizers):
     assert sums_over_lines(counter, "Head:\n", ["[a]", "[b]"])
     assert not sums_over_lines(counter, "Head:\n", ["[a]", " [b]"])
     assert not sums_over_lines(counter, "Head:\n", ["[a] ", "[b]"])  # the last of joined texts: " \n" is one piece
+    assert sums_over_lines(get_token_counter(tokenizers["cl100k"]), "Head:\n", ["[a] ", "[b]"])  # the same piece
     assert not sums_over_lines(counter, "Head:\n", ["[a]", ""])
     assert not sums_over_lines(counter, "Head:", ["[a]", "[b]"])
     assert not sums_over_lines(get_token_counter(tokenizers["sentencepiece"]), "Head:\n", ["[a]", "[b]"])

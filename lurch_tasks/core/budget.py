@@ -241,18 +241,20 @@ def sums_over_lines(counter: TokenCounter, head: str, lines: Sequence[str]) -> b
     ``tail``; so a fit sums known costs instead of tokenizing the prompt per step.
 
     True when every newline the joins put before a line is a line break the tokenizer never cuts across
-    (``TokenCounter.newline_ends_piece``, ``core.tokens.NewlineRules`` gives the argument) and every line starts
-    and ends with a non-whitespace character (no empty line; a line's own newlines are its own business). The
-    end matters to a line's ``joined_costs`` only: the last of the texts is tokenized before the text's end, where
-    GPT-2's split takes trailing whitespace and the newline as one piece."""
+    (``TokenCounter.newline_ends_piece``; ``core.tokens.NewlineRules`` gives the argument) and every line starts
+    with a non-whitespace character (no empty line; a line's own newlines are its own business). Where the
+    newline is a piece of its own (``newline_separates``: GPT-2's split) a line must also end with one: the last
+    of the texts ``joined_costs`` tokenizes ends the text, and there ``\\s+(?!\\S)`` takes the whitespace before
+    the newline and the newline as one piece."""
     if not head.endswith("\n") or not counter.newline_ends_piece:
         return False
     if not lines:
         return True
+    ends_free = not counter.newline_separates
     body = "\n".join(lines)
-    if starts_every_line("\n" + body) and not _SPACE_BEFORE_NEWLINE.search(body + "\n"):
+    if starts_every_line("\n" + body) and (ends_free or not _SPACE_BEFORE_NEWLINE.search(body + "\n")):
         return True  # (one scan each in C; the exact test per line decides when a line holds a newline)
-    return all(line and not line[0].isspace() and not line[-1].isspace() for line in lines)
+    return all(line and not line[0].isspace() and (ends_free or not line[-1].isspace()) for line in lines)
 
 
 _SPACE_BEFORE_NEWLINE = re.compile(r"\s\n")

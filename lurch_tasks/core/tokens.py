@@ -288,7 +288,9 @@ class NewlineRules:
 
     - GPT-2's (``'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+``): only the last two
       take whitespace; ``\s+(?!\S)`` leaves the newline out (it would be followed by non-whitespace), so ``\s+``
-      takes it alone. The newline is a piece of its own, whatever comes before it.
+      takes it alone. The newline is a piece of its own, whatever comes before it. (At a text's end, though,
+      ``\s+(?!\S)`` takes it with the whitespace before it: ``count(a + "\n")`` is not what ``a`` and its newline
+      cost before a line when ``a`` ends with whitespace; ``count(a) + 1`` is.)
     - cl100k's (``... ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s``): a newline is taken by
       `` ?[^\s\p{L}\p{N}]++[\r\n]*+`` (with the punctuation before it) or ``\s*[\r\n]`` (with the whitespace before
       it), tried before ``\s+(?!\S)``; neither runs past the last newline of a run. The newline ends the piece
@@ -333,7 +335,7 @@ def pre_token_split(pre_tokenizer: dict | None) -> str | None:
     return CL100K_SPLIT
 
 
-def newline_rules(pipeline: dict) -> NewlineRules:
+def newline_rules_from_pipeline(pipeline: dict) -> NewlineRules:
     """``NewlineRules`` of a tokenizer from its serialized pipeline: tokenizer.json's ``normalizer``,
     ``pre_tokenizer``, ``added_tokens`` and ``model`` fields (the model's ``type`` and ``dropout``, and
     ``newline_in_vocab``: whether the byte symbol of a newline is a token of it; the vocabulary itself is not
@@ -349,13 +351,14 @@ def newline_rules(pipeline: dict) -> NewlineRules:
     # GPT-2's split with a newline that is not one token: its cost after a line would depend on the text before
     # it (" \n" can be one piece at a text's end), which no rule here covers.
     ends = added_apart and (separates or split == CL100K_SPLIT)
-    return NewlineRules(newline_ends_piece=ends, newline_separates=separates, splits_like_gpt2=split == GPT2_SPLIT
-                        and bpe)
+    return NewlineRules(newline_ends_piece=ends, newline_separates=separates,
+                        splits_like_gpt2=split == GPT2_SPLIT and bpe)
 
 
 def pipeline_state(backend) -> dict:
-    """The fields of a fast tokenizer's tokenizer.json that ``newline_rules`` reads, from each part's own serialized
-    state (the whole pipeline's, with a 100k vocabulary, takes ~0.3 s to write and parse)."""
+    """The fields of a fast tokenizer's tokenizer.json that ``newline_rules_from_pipeline`` reads, from each part's
+    own serialized state (the whole pipeline's, with a 100k vocabulary, takes ~0.3 s to write and parse)."""
+
     def state(part) -> dict | None:
         return None if part is None else json.loads(part.__getstate__())
 
@@ -366,11 +369,11 @@ def pipeline_state(backend) -> dict:
         "added_tokens": [{"content": added.content, "lstrip": added.lstrip, "rstrip": added.rstrip}
                          for added in backend.get_added_tokens_decoder().values()],
         "model": {"type": type(model).__name__, "dropout": getattr(model, "dropout", None),
-                  "newline_in_vocab": model.token_to_id(_byte_symbol(ord("\n"))) is not None},
+                  "newline_in_vocab": model.token_to_id(byte_level_symbol(ord("\n"))) is not None},
     }
 
 
-def _byte_symbol(byte: int) -> str:
+def byte_level_symbol(byte: int) -> str:
     """The character GPT-2's byte-level alphabet writes a byte as (``bytes_to_unicode``)."""
     printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
     if byte in printable:
@@ -435,7 +438,7 @@ class HFTokenCounter:
     @cached_property
     def newline_rules(self) -> NewlineRules:
         """``NewlineRules`` from the serialized pipeline; none for a slow tokenizer."""
-        return NO_RULES if self._backend is None else newline_rules(pipeline_state(self._backend))
+        return NO_RULES if self._backend is None else newline_rules_from_pipeline(pipeline_state(self._backend))
 
     @property
     def newline_ends_piece(self) -> bool:
