@@ -291,7 +291,8 @@ class NewlineRules:
       takes it alone. The newline is a piece of its own, whatever comes before it. (At a text's end, though,
       ``\s+(?!\S)`` takes it with the whitespace before it: ``count(a + "\n")`` is not what ``a`` and its newline
       cost before a line when ``a`` ends with whitespace; ``count(a) + 1`` is.)
-    - cl100k's (``... ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s``): a newline is taken by
+    - cl100k's (``... ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s``, and as transformers converts it,
+      ``CL100K_SPLIT_PATTERNS``, with ``\s*[\r\n]+``): a newline is taken by
       `` ?[^\s\p{L}\p{N}]++[\r\n]*+`` (with the punctuation before it) or ``\s*[\r\n]`` (with the whitespace before
       it), tried before ``\s+(?!\S)``; neither runs past the last newline of a run. The newline ends the piece
       before it; it may share that piece (``".\n"``), so what it costs depends on the text before it.
