@@ -34,7 +34,7 @@ DISABLED = "off"
 KEY_FILE = "doc-cache.key"
 KEY_BYTES = 32
 MAGIC = b"lurch-table 1\n"
-_DTYPES = ("<i8", "<i4", "<u1", "<f8")  # what tables may hold; anything else in a header is refused
+_DTYPES = ("<i8", "<i4", "<u1", "|u1", "<f8")  # what tables may hold (numpy spells bytes "|u1"); nothing else
 _MAX_HEADER = 1 << 16
 
 
