@@ -107,3 +107,15 @@ def test_a_stale_index_still_finds_the_task(tmp_path, monkeypatch):
                            {"index": np.frombuffer(wrong, dtype=np.uint8)}, root=tmp_path / "cache")
     disk_cache._table_secret.cache_clear()
     assert "graph" in families_loaded(tmp_path, "memory_drift_edge")
+
+
+@pytest.mark.parametrize("task", ["memory_drift_edge", "memory_drift_clique"])
+def test_the_graph_depth_shortcut_is_the_reasoning_depth(task):
+    from lurch_tasks.core.difficulty import reasoning_depth
+
+    overrides = {"context_tokens": [4096]}
+    found = rows(task, overrides, resolve_task(task, overrides).config.size())  # controls come after the grid
+    assert any(not row["answer_items"] for row in found)  # a zero-gold control among them
+    for row in found:
+        graph = row["reasoning_graph"]
+        assert row["difficulty"]["reasoning_depth"] == reasoning_depth(graph["nodes"], graph["edges"])

@@ -12,7 +12,6 @@ from ...core.budget import PromptMeter, prompt_meter, settle_to_budget
 from ...core.cells import setup_instance
 from ...core.config import config_to_dict
 from ...core.context import laid_end_to_end, lurch_difficulty, measure_evidence
-from ...core.difficulty import reasoning_depth
 from ...core.instance import Instance, instance_id
 from ...core.rng import StableRng, canonical_json, derive_seed
 from ...core.tokens import get_token_counter, reference_counter, within_budget_tolerance
@@ -395,7 +394,7 @@ def _instance(config: GraphConfig, config_name: str, seed: int, world_seed: int,
     nodes, edges = _reasoning_graph(gold, world, sentence_span)
     difficulty = {
         **lurch_difficulty(encoding, context_start, context, cell.context_tokens, evidence,
-                           reasoning_depth(nodes, edges)),
+                           reasoning_graph_depth(gold)),
         "connections": cell.connections,
         "gold_edges": len(gold),
         "num_people": len(order),
@@ -424,7 +423,7 @@ def _instance(config: GraphConfig, config_name: str, seed: int, world_seed: int,
         "decoys": decoys,
         "tokenizer": config.tokenizer,
         "chat_template": config.chat_template,
-        "config": config_to_dict(config),
+        "config": config_fields(config),
     }
     if matched is not None:  # a negative control: whom it shares people with, and the partner-less members kept
         params["matched_index"] = matched
@@ -441,6 +440,19 @@ def _instance(config: GraphConfig, config_name: str, seed: int, world_seed: int,
         reasoning_graph={"nodes": nodes, "edges": edges}, difficulty=difficulty, params=canonical_json(params),
         pair_key=pair_key,
     )
+
+
+@lru_cache(maxsize=32)
+def config_fields(config: GraphConfig) -> dict:
+    """``config_to_dict``, once per config rather than per instance (params only serialize it)."""
+    return config_to_dict(config)
+
+
+def reasoning_graph_depth(gold: list[tuple[int, int]]) -> int:
+    """``core.difficulty.reasoning_depth`` of ``_reasoning_graph(gold, ...)``, without a topological sort per
+    instance: every gold edge is evidence -> look-up step -> match step -> answer, two steps deep; no gold edge
+    leaves the answer node alone (tests compare the two)."""
+    return 2 if gold else 0
 
 
 def _reasoning_graph(gold: list[tuple[int, int]], world: World,
