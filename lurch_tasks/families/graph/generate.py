@@ -300,7 +300,8 @@ def _select(pool: list[int], costs: list[int], room: int, tolerance: int,
             total += costs[person]
             taken.append(person)
     for _ in range(3):  # a replacement may bring in a decoy holder, whose slack tightens the tolerance
-        slack = max((sum(over_count.get(p, (0, 0))[mode] for p in taken) for mode in (0, 1)), default=0)
+        held = [over_count[p] for p in taken if p in over_count]  # the few decoy holders taken
+        slack = max(sum(h[0] for h in held), sum(h[1] for h in held))
         left = room - sum(costs[p] for p in taken)
         if left <= max(tolerance - slack, 0):
             break
