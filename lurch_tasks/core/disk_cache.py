@@ -34,7 +34,7 @@ DISABLED = "off"
 KEY_FILE = "doc-cache.key"
 KEY_BYTES = 32
 MAGIC = b"lurch-table 1\n"
-_DTYPES = ("<i8", "<i4", "<u1", "<f8")  # what tables may hold; anything else in a header is refused
+_DTYPES = ("<i8", "<i4", "<u1", "|u1", "<f8")  # what tables may hold (numpy spells bytes "|u1"); nothing else
 _MAX_HEADER = 1 << 16
 
 
@@ -159,23 +159,40 @@ def cached_table(name: str, key: Mapping[str, object], build: Callable[[], dict[
     """The arrays ``build()`` returns for ``key``, read from the cache when a valid file is there, else built and
     saved (best effort). ``root``: the cache folder, None for none, True for ``cache_root()``. Arrays read back are
     read-only."""
+    found = read_table(name, key, root)
+    if found is not None:
+        return found
+    arrays = build()
+    write_table(name, key, arrays, root)
+    return arrays
+
+
+def read_table(name: str, key: Mapping[str, object], root: Path | None | bool = True) -> dict[str, np.ndarray] | None:
+    """The arrays of a valid cached table of ``key``, else None (no cache, missing, unreadable, not ours)."""
     folder = cache_root() if root is True else root
     secret = None if folder is None else _table_secret()
     if folder is None or secret is None:
-        return build()
-    path = table_path(folder, name, key)
+        return None
     try:
-        return decode_table(secret, name, key, path.read_bytes())
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):  # missing, unreadable, not ours: build it
-        pass
-    arrays = build()
+        return decode_table(secret, name, key, table_path(folder, name, key).read_bytes())
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def write_table(name: str, key: Mapping[str, object], arrays: Mapping[str, np.ndarray],
+                root: Path | None | bool = True) -> None:
+    """Save a table (best effort: a read-only or full cache folder loses only the saving)."""
+    folder = cache_root() if root is True else root
+    secret = None if folder is None else _table_secret()
+    if folder is None or secret is None:
+        return
+    path = table_path(folder, name, key)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with atomic_output(path, binary=True) as out:
             out.write(encode_table(secret, name, key, arrays))
-    except OSError:  # a read-only or full cache folder: the table was built, only the saving is lost
+    except OSError:
         pass
-    return arrays
 
 
 def file_stamp(*paths: Path) -> str:

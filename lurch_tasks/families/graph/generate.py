@@ -8,11 +8,10 @@ from itertools import islice
 
 import numpy as np
 
-from ...core.budget import PromptMeter, joined_costs, joined_starts, prompt_meter, settle_to_budget
+from ...core.budget import PromptMeter, prompt_meter, settle_to_budget
 from ...core.cells import setup_instance
 from ...core.config import config_to_dict
 from ...core.context import laid_end_to_end, lurch_difficulty, measure_evidence
-from ...core.difficulty import reasoning_depth
 from ...core.instance import Instance, instance_id
 from ...core.rng import StableRng, canonical_json, derive_seed
 from ...core.tokens import get_token_counter, reference_counter, within_budget_tolerance
@@ -21,6 +20,7 @@ from .config import DEFAULT_PROMPT_STYLE, Cell, GraphConfig
 from .placement import PlacementKnobs, place
 from .prompt import PROFILE_SEPARATOR, prompt_head, render_prompt, render_question
 from .sampling import Unit, independent_distractors, induced_edges, sample_units
+from .tables import profile_cost_table, profile_starts_table, stored_units
 from .world import (
     VOCABULARY,
     Profile,
@@ -62,7 +62,7 @@ def world_units(config: GraphConfig, seed: int) -> tuple[World, tuple[Unit, ...]
 @lru_cache(maxsize=8)
 def _world_units(spec: WorldSpec, parameter: int, seed: int) -> tuple[World, tuple[Unit, ...]]:
     world = _build_world(spec, seed)
-    return world, tuple(sample_units(world.graph, spec.task, parameter))
+    return world, stored_units(spec, parameter, seed, lambda: sample_units(world.graph, spec.task, parameter))
 
 
 def profile_costs(config: GraphConfig, seed: int) -> tuple[int, ...]:
@@ -73,14 +73,14 @@ def profile_costs(config: GraphConfig, seed: int) -> tuple[int, ...]:
 def _profile_costs(spec: WorldSpec, tokenizer: str, seed: int) -> tuple[int, ...]:
     """In-prompt tokens of every profile, counted once per world and tokenizer."""
     world = _build_world(spec, seed)
-    return tuple(joined_costs([p.text for p in world.profiles], get_token_counter(tokenizer), PROFILE_SEPARATOR))
+    return profile_cost_table([p.text for p in world.profiles], get_token_counter(tokenizer))
 
 
 @lru_cache(maxsize=8)
 def _reference_profile_starts(spec: WorldSpec, seed: int) -> tuple[np.ndarray, ...]:
     """Reference-token starts of every profile, relative to it, from one pass over the joined world."""
     world = _build_world(spec, seed)
-    return tuple(joined_starts([p.text for p in world.profiles], reference_counter(), PROFILE_SEPARATOR))
+    return profile_starts_table([p.text for p in world.profiles], reference_counter())
 
 
 def context_reference_starts(spec: WorldSpec, seed: int, world: World, profiles: list[Profile],
@@ -188,7 +188,7 @@ DECOY_HOLDER_CHOICES = 6  # unused distractors tried per decoy, for the one whos
 def _unit_cues(world: World, units: list[Unit]) -> list[int]:
     """Ids of the cues linking members of the units (a grid doc's gold cues), sorted."""
     selected = [person for unit in units for person in unit]
-    return sorted({world.graph.edges[u, v]["cue"] for u, v in induced_edges(world.neighbours, selected)})
+    return sorted({world.cue_of(u, v) for u, v in induced_edges(world.neighbours, selected)})
 
 
 def _plan_decoys(world: World, cue_ids: list[int], pool: list[int], rng: StableRng) -> list[dict]:
@@ -300,7 +300,8 @@ def _select(pool: list[int], costs: list[int], room: int, tolerance: int,
             total += costs[person]
             taken.append(person)
     for _ in range(3):  # a replacement may bring in a decoy holder, whose slack tightens the tolerance
-        slack = max((sum(over_count.get(p, (0, 0))[mode] for p in taken) for mode in (0, 1)), default=0)
+        held = [over_count[p] for p in taken if p in over_count]  # the few decoy holders taken
+        slack = max(sum(h[0] for h in held), sum(h[1] for h in held))
         left = room - sum(costs[p] for p in taken)
         if left <= max(tolerance - slack, 0):
             break
@@ -364,7 +365,7 @@ def _instance(config: GraphConfig, config_name: str, seed: int, world_seed: int,
         starts[person] = offset
         offset += len(text) + len(PROFILE_SEPARATOR)
     gold = induced_edges(world.neighbours, order)
-    cue_ids = sorted({world.graph.edges[u, v]["cue"] for u, v in gold})
+    cue_ids = sorted({world.cue_of(u, v) for u, v in gold})
     sentence_span = {}  # (person, cue id) -> char span in the context
     for person in order:
         for cue_id, start, end in profiles[person].cue_spans:
@@ -387,14 +388,14 @@ def _instance(config: GraphConfig, config_name: str, seed: int, world_seed: int,
         reference = context_reference_starts(world_spec(config), world_seed, world, profiles, order)
         evidence = measure_evidence(reference, 0, len(context), evidence_chars)
     token_start = {(s["start"], s["end"]): s["token_start"] for s in evidence.spans}
-    separations = [abs(token_start[sentence_span[(v, world.graph.edges[u, v]["cue"])]]
-                       - token_start[sentence_span[(u, world.graph.edges[u, v]["cue"])]]) for u, v in gold]
+    separations = [abs(token_start[sentence_span[(v, world.cue_of(u, v))]]
+                       - token_start[sentence_span[(u, world.cue_of(u, v))]]) for u, v in gold]
     names = [people[p].name for p in order]
     gold_names = sorted(tuple(sorted((people[u].name, people[v].name))) for u, v in gold)
     nodes, edges = _reasoning_graph(gold, world, sentence_span)
     difficulty = {
         **lurch_difficulty(encoding, context_start, context, cell.context_tokens, evidence,
-                           reasoning_depth(nodes, edges)),
+                           reasoning_graph_depth(gold)),
         "connections": cell.connections,
         "gold_edges": len(gold),
         "num_people": len(order),
@@ -418,12 +419,12 @@ def _instance(config: GraphConfig, config_name: str, seed: int, world_seed: int,
         "person_ids": order,
         "distractors": distractor_count,
         "gold_edges": [list(pair) for pair in gold_names],
-        "edge_cues": [world.cues[world.graph.edges[u, v]["cue"]].kind for u, v in gold],
+        "edge_cues": [world.cues[world.cue_of(u, v)].kind for u, v in gold],
         "edge_separation_tokens": separations,
         "decoys": decoys,
         "tokenizer": config.tokenizer,
         "chat_template": config.chat_template,
-        "config": config_to_dict(config),
+        "config": config_fields(config),
     }
     if matched is not None:  # a negative control: whom it shares people with, and the partner-less members kept
         params["matched_index"] = matched
@@ -442,6 +443,19 @@ def _instance(config: GraphConfig, config_name: str, seed: int, world_seed: int,
     )
 
 
+@lru_cache(maxsize=32)
+def config_fields(config: GraphConfig) -> dict:
+    """``config_to_dict``, once per config rather than per instance (params only serialize it)."""
+    return config_to_dict(config)
+
+
+def reasoning_graph_depth(gold: list[tuple[int, int]]) -> int:
+    """``core.difficulty.reasoning_depth`` of ``_reasoning_graph(gold, ...)``, without a topological sort per
+    instance: every gold edge is evidence -> look-up step -> match step -> answer, two steps deep; no gold edge
+    leaves the answer node alone (tests compare the two)."""
+    return 2 if gold else 0
+
+
 def _reasoning_graph(gold: list[tuple[int, int]], world: World,
                      sentence_span: dict[tuple[int, int], tuple[int, int]]) -> tuple[list[dict], list[list[str]]]:
     """Per gold edge: read both cue sentences (parallel lookups), then match them (depth 2)."""
@@ -449,7 +463,7 @@ def _reasoning_graph(gold: list[tuple[int, int]], world: World,
     edges: list[list[str]] = []
     seen: set[str] = set()
     for i, (u, v) in enumerate(gold):
-        cue = world.cues[world.graph.edges[u, v]["cue"]]
+        cue = world.cues[world.cue_of(u, v)]
         for person in (u, v):
             evidence_id = f"e{person}c{cue.id}"
             if evidence_id not in seen:

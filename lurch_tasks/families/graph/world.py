@@ -96,17 +96,40 @@ def world_spec(config: GraphConfig) -> WorldSpec:
 @dataclass(frozen=True)
 class World:
     people: tuple[Person, ...]
-    graph: nx.Graph  # node = person id; edge attribute "cue" = cue id
+    links: tuple[tuple[int, int, int], ...]  # the latent graph's edges as (u, v, cue id), in networkx edge order
     cues: tuple[Cue, ...]
     profiles: tuple[Profile, ...]
     structures: tuple[tuple[str, tuple[int, ...]], ...]  # planted (kind, members), for reports and tests
     identifiers: frozenset[str]  # every identifier in use: near-miss decoys must avoid them all
 
     @cached_property
+    def graph(self) -> nx.Graph:
+        """The latent graph (node = person id; edge attribute "cue" = cue id), made on first use: generating
+        from a world read back from disk never imports networkx (~0.2 s)."""
+        import networkx as nx
+
+        graph = nx.Graph()
+        graph.add_nodes_from(range(len(self.people)))
+        graph.add_edges_from((u, v, {"cue": cue}) for u, v, cue in self.links)
+        return graph
+
+    @cached_property
+    def edge_cues(self) -> dict[tuple[int, int], int]:
+        """(smaller id, larger id) -> the cue id of that edge."""
+        return {(min(u, v), max(u, v)): cue for u, v, cue in self.links}
+
+    def cue_of(self, u: int, v: int) -> int:
+        return self.edge_cues[(u, v) if u < v else (v, u)]
+
+    @cached_property
     def neighbours(self) -> tuple[frozenset[int], ...]:
         """Each person's neighbours in the latent graph, as plain sets (per-instance sampling reads these
         thousands of times; networkx's views are several times slower to iterate)."""
-        return tuple(frozenset(self.graph.adj[person]) for person in range(len(self.people)))
+        adjacent: list[set[int]] = [set() for _ in self.people]
+        for u, v, _ in self.links:
+            adjacent[u].add(v)
+            adjacent[v].add(u)
+        return tuple(frozenset(nodes) for nodes in adjacent)
 
 
 class Identifiers:
@@ -427,6 +450,13 @@ def build_world(config: GraphConfig, seed: int) -> World:
 
 @lru_cache(maxsize=8)
 def _build_world(spec: WorldSpec, seed: int) -> World:
+    """The world of (spec, seed): read from the disk cache when a valid table is there, else made and saved."""
+    from .tables import stored_world  # the cache layer imports this module
+
+    return stored_world(spec, seed, make_world)
+
+
+def make_world(spec: WorldSpec, seed: int) -> World:
     size = spec.size
     rng = StableRng(derive_seed("graph-world", seed, size, spec.task, spec.unit_size, spec.main_units))
     ids = Identifiers(StableRng(derive_seed("graph-ids", seed, size)))
@@ -456,7 +486,10 @@ def _build_world(spec: WorldSpec, seed: int) -> World:
                         for u, v in structure_edges(kind, members)})
     weights = cue_sentence_kinds([cues[c] for c in main_cues])
     profiles = tuple(render_profile(p, own[p.id], rng, ids, weights) for p in people)
-    return World(people, graph, tuple(cues), profiles, structures, frozenset(ids.used))
+    world = World(people, tuple((u, v, cue) for u, v, cue in graph.edges(data="cue")), tuple(cues), profiles,
+                  structures, frozenset(ids.used))
+    world.__dict__["graph"] = graph  # the graph as built (cached_property's slot), not a copy
+    return world
 
 
 def decoy_parts(cue: Cue, rng: StableRng, taken: set[str]) -> tuple[str, dict[str, str], str] | None:
