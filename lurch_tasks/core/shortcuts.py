@@ -451,8 +451,20 @@ class AuditEntry:
 _TAGGED: dict[str, Any] = {}
 
 
+def register_audit_type(cls: type) -> type:
+    """Let audit entries hold ``cls`` (a frozen dataclass of storable values, e.g. a family's packed
+    :class:`~.probe.CandidateTable`); usable as a class decorator. Its name is its tag: it must be unique."""
+    if not dataclasses.is_dataclass(cls):
+        raise TypeError(f"audit entry type {cls.__name__}: not a dataclass; allowed: frozen dataclasses")
+    known = _tag_types().get(cls.__name__)
+    if known is not None and known is not cls:
+        raise ValueError(f"audit entry type {cls.__name__!r} is registered twice; allowed: one class per name")
+    _TAGGED[cls.__name__] = cls
+    return cls
+
+
 def _tag_types() -> dict[str, Any]:
-    if not _TAGGED:
+    if "RowMeasure" not in _TAGGED:
         from .probe import Candidate
 
         _TAGGED.update({"RowMeasure": RowMeasure, "ProbeItem": ProbeItem, "Candidate": Candidate})
@@ -472,7 +484,7 @@ def to_tagged(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and _tag_types().get(name) is type(value):
         return {name: [to_tagged(getattr(value, f.name)) for f in dataclasses.fields(value)]}
     raise TypeError(f"audit entry: {type(value).__name__} cannot be stored; allowed: JSON values, tuples, dicts, "
-                    "RowMeasure, ProbeItem, Candidate")
+                    f"{', '.join(sorted(_tag_types()))}")
 
 
 def from_tagged(value: Any) -> Any:
