@@ -50,6 +50,10 @@ class CandidateTable(Sequence[Candidate]):
     def golds(self) -> Sequence[bool]:
         raise NotImplementedError
 
+    def width(self) -> int:
+        """Features per candidate (a subclass that knows it without building the matrix says so)."""
+        return int(self.matrix().shape[1]) if len(self) else 0
+
     def answer(self, k: int) -> str:
         raise NotImplementedError
 
@@ -200,6 +204,10 @@ def _fit_model(items: Sequence[ProbeItem]) -> list[list[float] | None]:
     # exists at once, only a fold's training rows (a fold never splits an item: its group is held out whole)
     blocks = [item.candidates if isinstance(item.candidates, CandidateTable) else candidate_matrix(item.candidates)
               for item in items]
+    widths = {block.width() if isinstance(block, CandidateTable) else block.shape[1]
+              for block, size in zip(blocks, sizes, strict=True) if size}
+    if len(widths) != 1:
+        raise ValueError(f"learned probe: candidates of model {items[0].model!r} have feature lengths {sorted(widths)}")
     y = np.array([gold for item in items for gold in candidate_golds(item.candidates)], dtype=int)
     group_index = {g: n for n, g in enumerate(groups)}
     row_groups = np.repeat([group_index[item.group] for item in items], sizes)

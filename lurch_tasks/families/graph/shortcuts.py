@@ -408,6 +408,9 @@ class PairTable(CandidateTable):
         n = len(self.names)
         return n * (n - 1) // 2
 
+    def width(self) -> int:
+        return 2 * len(self.values[0]) + 10  # as pair_features: (min, max) of each value, then 10 of the pair
+
     def answer(self, k: int) -> str:
         first, second = _pair_indices(len(self.names))
         return " -- ".join(sorted((self.names[int(first[k])], self.names[int(second[k])])))
