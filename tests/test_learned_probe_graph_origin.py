@@ -3,20 +3,27 @@ that a decoded perfect guess scores 1, and that a leak nobody wrote a strategy f
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 from functools import lru_cache
 from itertools import combinations
 
+import numpy as np
+import pytest
+
 from lurch_tasks.core.generation import iter_rows, resolve_task
+from lurch_tasks.core.probe import Candidate, CandidateTable, held_out_probabilities
 from lurch_tasks.core.registry import get_family
-from lurch_tasks.core.shortcuts import FAIL, OK, run_audit
+from lurch_tasks.core.shortcuts import FAIL, OK, AuditEntry, run_audit
 from lurch_tasks.families.find_origin.shortcuts import view as origin_view
 from lurch_tasks.families.graph.shortcuts import view as graph_view
 
 GRAPH = get_family("graph_reconstruction")
 WORLD_MODULE = importlib.import_module("lurch_tasks.families.graph.world")
 GENERATE_MODULE = importlib.import_module("lurch_tasks.families.graph.generate")
+SHORTCUTS_MODULE = importlib.import_module("lurch_tasks.families.graph.shortcuts")
+PROMPT_MODULE = importlib.import_module("lurch_tasks.families.graph.prompt")
 ORIGIN = get_family("find_the_origin")
 
 
@@ -65,6 +72,45 @@ def test_graph_pair_features_are_symmetric_and_never_read_identifiers():
     scrambled = {**row, "prompt": row["prompt"].translate(str.maketrans("0123456789", "5678901234")),
                  "context": row["context"].translate(str.maketrans("0123456789", "5678901234"))}
     assert [c.features for c in GRAPH.learned_probe.read(scrambled).candidates] == [c.features for c in item.candidates]
+
+
+def _scalar_pairs(row):
+    """The pairs as the probe computed them before they were packed: one pair_features call per pair."""
+    v = graph_view(row["prompt"])
+    gold = {frozenset(pair) for pair in json.loads(row["answer"])}
+    people = SHORTCUTS_MODULE._person_features(row["context"], v)
+    paragraphs = row["context"].split(PROMPT_MODULE.PROFILE_SEPARATOR)
+    holders = {p.surname: {k for k, text in enumerate(paragraphs) if p.surname in text} for p in people}
+    return [Candidate(" -- ".join(sorted((a.name, b.name))), frozenset((a.name, b.name)) in gold,
+                      SHORTCUTS_MODULE.pair_features(a, b, len(people), len(holders[a.surname] & holders[b.surname])))
+            for a, b in combinations(people, 2)]
+
+
+@pytest.mark.parametrize("name, tokens", [("memory_drift_edge", 8192), ("memory_drift_subgraph", 4096),
+                                          ("memory_drift_clique", 2048), ("memory_drift_edge_decoys", 2048)])
+def test_graph_packed_pairs_are_the_scalar_pairs_bit_for_bit(name, tokens):
+    """A row keeps its people, not its pairs (issue 29: 2.4 MB per audited row); the pairs rebuilt from them
+    are the scalar code's, float for float, and survive the audit record's JSON."""
+    rows = _rows(name, json.dumps({"context_tokens": [tokens], "num_samples": 2}), 6)
+    items = []
+    for row in rows:
+        item = GRAPH.learned_probe.read(row)
+        if item is None:
+            continue
+        reference = _scalar_pairs(row)
+        table = item.candidates
+        assert isinstance(table, CandidateTable) and len(table) == len(reference)
+        expected = np.array([c.features for c in reference], dtype=float)
+        assert table.matrix().tobytes() == expected.tobytes()
+        assert list(table.golds()) == [c.gold for c in reference]
+        assert list(table) == reference and table[-1] == reference[-1]
+        back = AuditEntry.from_json(json.loads(json.dumps(AuditEntry(0, item, None).to_json()))).measure
+        assert back == item and back.candidates.matrix().tobytes() == expected.tobytes()
+        items.append(item)
+    assert items
+    # the fit on packed tables is the fit on the Candidate objects
+    expanded = [dataclasses.replace(item, candidates=tuple(item.candidates)) for item in items]
+    assert held_out_probabilities(items) == held_out_probabilities(expanded)
 
 
 def _clear_graph_caches():

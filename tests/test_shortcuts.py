@@ -18,8 +18,10 @@ from lurch_tasks.core.shortcuts import (
     FAIL,
     KNOWN,
     OK,
+    LabelCounts,
     Probe,
     Shortcut,
+    StreamingAudit,
     audit_task,
     format_table,
     rank_auc,
@@ -69,6 +71,40 @@ def _toy_rows():
 
 def _toy_score(row, output):
     return {"score": float(output == row["answer"])}
+
+
+def test_categorical_probes_keep_counts_with_the_floats_of_the_pairs():
+    """A categorical probe keeps per row how many candidates carry each (label, gold) (issue 29: not one pair
+    per sentence); its AUC is rank_auc's over the pairs, float for float, and an older record's plain lists
+    still add up to the same."""
+    def labels(row):
+        return [(f"t{(row['case'] * 7 + k * 3) % 5}", (row["case"] + k) % 4 == 0) for k in range(6 + row["case"])]
+
+    probe = Probe("label", "template", "a template label", labels, categorical=True)
+    rows = [{"case": case} for case in range(9)]
+    calibration = [{"case": case + 3} for case in range(9)]
+
+    def audit():
+        return StreamingAudit("config", False, [], [probe], lambda row, out: {"score": 0.0}, lambda p, k: None,
+                              chance=0.0)
+
+    counted, listed = audit(), audit()
+    for row, other in zip(rows, calibration, strict=True):
+        counted.absorb(counted.measure(row))
+        counted.absorb_calibration(counted.calibration_labels(other))
+        measure = listed.measure(row)
+        listed.absorb(dataclasses.replace(measure, probes=(labels(row),)))  # an older run's record
+        listed.absorb_calibration([labels(other)])
+    assert isinstance(counted.measure(rows[0]).probes[0], LabelCounts)
+    learned = [pair for row in calibration for pair in labels(row)]
+    counts: dict = {}
+    for label, gold in learned:
+        counts.setdefault(label, [0, 0])[int(gold)] += 1
+    rate = {label: gold / (gold + other) for label, (other, gold) in counts.items()}
+    base = sum(float(gold) for _, gold in learned) / len(learned)
+    raw = rank_auc([(rate.get(label, base), gold) for row in rows for label, gold in labels(row)])
+    (line,) = counted.lines()
+    assert line.score == max(raw, 1.0 - raw) and listed.lines() == [line]
 
 
 def test_run_audit_statuses_and_best_variant():

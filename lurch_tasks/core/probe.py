@@ -17,9 +17,9 @@ gold flags) and ``decode(item, probabilities)`` -> an output. The fitting lives 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 FOLDS = 5
 NEVER = 1.0  # the relative position given to a rank that does not exist (a thing mentioned fewer times)
@@ -34,6 +34,52 @@ class Candidate:
     features: tuple[float, ...]  # reasoning-free surface features; one fixed length per model key
 
 
+class CandidateTable(Sequence[Candidate]):
+    """A row's candidates kept packed: a family's few numbers per row from which every candidate's features are
+    rebuilt on demand, exactly (a row of graph reconstruction has ~5,000 pairs of 34 features: 7 MB as
+    :class:`Candidate` objects, ~30 KB packed). The fit reads :meth:`matrix` and :meth:`golds`, decoders read
+    :meth:`answer`; iterating builds the :class:`Candidate` objects (tests, diagnostics).
+
+    A subclass is a frozen dataclass of JSON values and tuples, registered with
+    :func:`~.shortcuts.register_audit_type` so that an audit entry holding it can be stored and read back."""
+
+    def matrix(self) -> Any:
+        """Every candidate's features, one row each: a float64 numpy array (len x width)."""
+        raise NotImplementedError
+
+    def golds(self) -> Sequence[bool]:
+        raise NotImplementedError
+
+    def width(self) -> int:
+        """Features per candidate (a subclass that knows it without building the matrix says so)."""
+        return int(self.matrix().shape[1]) if len(self) else 0
+
+    def answer(self, k: int) -> str:
+        raise NotImplementedError
+
+    def __len__(self) -> int:
+        return len(self.golds())
+
+    @overload
+    def __getitem__(self, k: int) -> Candidate: ...
+
+    @overload
+    def __getitem__(self, k: slice) -> Sequence[Candidate]: ...
+
+    def __getitem__(self, k: int | slice) -> Candidate | Sequence[Candidate]:
+        if isinstance(k, slice):
+            return tuple(self)[k]
+        if not -len(self) <= k < len(self):
+            raise IndexError(k)
+        k %= len(self)
+        return Candidate(self.answer(k), self.golds()[k], as_features(self.matrix()[k].tolist()))
+
+    def __iter__(self) -> Iterator[Candidate]:
+        matrix, golds = self.matrix(), self.golds()
+        for k in range(len(golds)):
+            yield Candidate(self.answer(k), golds[k], as_features(matrix[k].tolist()))
+
+
 @dataclass(frozen=True)
 class ProbeItem:
     """One row as the probe sees it."""
@@ -41,7 +87,27 @@ class ProbeItem:
     group: str  # the case / world the row is drawn from: cross-validation folds never split one
     model: str  # rows with the same key share one fitted model
     report: str  # the audit line the row is reported under ("" = one line for the config)
-    candidates: tuple[Candidate, ...]
+    candidates: Sequence[Candidate]  # a tuple, or a CandidateTable (packed, rebuilt on demand)
+
+
+def candidate_matrix(candidates: Sequence[Candidate]) -> Any:
+    """The candidates' features as a float64 array (len x width); a ValueError when their lengths differ."""
+    import numpy as np
+
+    if isinstance(candidates, CandidateTable):
+        return candidates.matrix()
+    widths = {len(c.features) for c in candidates}
+    if len(widths) > 1:
+        raise ValueError(f"learned probe: candidates of one row have feature lengths {sorted(widths)}")
+    return np.array([c.features for c in candidates], dtype=float)
+
+
+def candidate_golds(candidates: Sequence[Candidate]) -> Sequence[bool]:
+    return candidates.golds() if isinstance(candidates, CandidateTable) else [c.gold for c in candidates]
+
+
+def candidate_answer(candidates: Sequence[Candidate], k: int) -> str:
+    return candidates.answer(k) if isinstance(candidates, CandidateTable) else candidates[k].answer
 
 
 @dataclass(frozen=True)
@@ -133,28 +199,58 @@ def _fit_model(items: Sequence[ProbeItem]) -> list[list[float] | None]:
     groups = sorted({item.group for item in items})
     if len(groups) < 2:
         return [None] * len(items)
-    width = {len(c.features) for item in items for c in item.candidates}
-    if len(width) != 1:
-        raise ValueError(f"learned probe: candidates of model {items[0].model!r} have feature lengths {sorted(width)}")
-    owner = [k for k, item in enumerate(items) for _ in item.candidates]
-    x = np.array([c.features for item in items for c in item.candidates], dtype=float)
-    y = np.array([c.gold for item in items for c in item.candidates], dtype=int)
+    sizes = [len(item.candidates) for item in items]
+    # a packed table is rebuilt for each fold rather than kept expanded: the whole matrix of every row never
+    # exists at once, only a fold's training rows (a fold never splits an item: its group is held out whole)
+    blocks = [item.candidates if isinstance(item.candidates, CandidateTable) else candidate_matrix(item.candidates)
+              for item in items]
+    widths = {block.width() if isinstance(block, CandidateTable) else block.shape[1]
+              for block, size in zip(blocks, sizes, strict=True) if size}
+    if len(widths) != 1:
+        raise ValueError(f"learned probe: candidates of model {items[0].model!r} have feature lengths {sorted(widths)}")
+    y = np.array([gold for item in items for gold in candidate_golds(item.candidates)], dtype=int)
     group_index = {g: n for n, g in enumerate(groups)}
-    row_groups = np.array([group_index[items[k].group] for k in owner])
+    row_groups = np.repeat([group_index[item.group] for item in items], sizes)
+    owner = np.repeat(np.arange(len(items)), sizes)
     predicted = np.full(len(y), np.nan)
-    for train, test in GroupKFold(n_splits=min(FOLDS, len(groups))).split(x, y, row_groups):
+    for train, test in GroupKFold(n_splits=min(FOLDS, len(groups))).split(np.empty((len(y), 0)), y, row_groups):
         if len(set(y[train].tolist())) < 2:
             continue
-        model = make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=2000))
-        model.fit(x[train], y[train])
-        predicted[test] = model.predict_proba(x[test])[:, 1]
+        held_out = set(owner[test].tolist())
+        kept = [k for k in range(len(items)) if k not in held_out]  # in item order: the rows of x[train]
+        # the stacked matrices are fresh: the scaler may scale them in place (the same arithmetic as on a copy
+        # of its own, one matrix fewer in memory)
+        model = make_pipeline(StandardScaler(copy=False), LogisticRegression(C=1.0, max_iter=2000))
+        model.fit(_stack(blocks, sizes, kept, items[0].model), y[train])
+        predicted[test] = model.predict_proba(_stack(blocks, sizes, sorted(held_out), items[0].model))[:, 1]
     out: list[list[float] | None] = []
     start = 0
-    for item in items:
-        chunk = predicted[start:start + len(item.candidates)]
-        start += len(item.candidates)
+    for size in sizes:
+        chunk = predicted[start:start + size]
+        start += size
         out.append(None if np.isnan(chunk).any() else [float(p) for p in chunk])
     return out
+
+
+def _stack(blocks: Sequence[Any], sizes: Sequence[int], chosen: Sequence[int], model: str) -> Any:
+    """The features of the ``chosen`` items, stacked in that order into one preallocated float64 array (a packed
+    table's matrix is built here and dropped once copied)."""
+    import numpy as np
+
+    x: Any = None
+    start, widths = 0, set()
+    for k in chosen:
+        if not sizes[k]:
+            continue
+        block = blocks[k].matrix() if isinstance(blocks[k], CandidateTable) else blocks[k]
+        widths.add(block.shape[1])
+        if len(widths) > 1:
+            raise ValueError(f"learned probe: candidates of model {model!r} have feature lengths {sorted(widths)}")
+        if x is None:
+            x = np.empty((sum(sizes[c] for c in chosen), block.shape[1]), dtype=float)
+        x[start:start + sizes[k]] = block
+        start += sizes[k]
+    return np.empty((0, 0), dtype=float) if x is None else x
 
 
 def evaluate(items: Sequence[ProbeItem], rows: Sequence[dict], chances: Sequence[float], probe: LearnedProbe,
@@ -175,8 +271,7 @@ def evaluate(items: Sequence[ProbeItem], rows: Sequence[dict], chances: Sequence
         output = probe.decode(item, predicted)
         scores.setdefault(item.report, []).append(score(row, output)["score"])
         chance.setdefault(item.report, []).append(row_chance)
-        pairs.setdefault(item.report, []).extend(
-            (p, c.gold) for p, c in zip(predicted, item.candidates, strict=True))
+        pairs.setdefault(item.report, []).extend(zip(predicted, candidate_golds(item.candidates), strict=True))
     return [ProbeResult(report, len(scores.get(report, [])), tuple(scores.get(report, [])),
                         tuple(chance.get(report, [])), rank_auc(pairs[report]) if report in pairs else None,
                         skipped.get(report, 0))
@@ -189,12 +284,14 @@ def evaluate(items: Sequence[ProbeItem], rows: Sequence[dict], chances: Sequence
 def top_answer(item: ProbeItem, probabilities: Sequence[float]) -> str:
     """The candidate with the highest P(gold) (the first on ties)."""
     best = max(range(len(probabilities)), key=lambda k: (probabilities[k], -k))
-    return item.candidates[best].answer
+    return candidate_answer(item.candidates, best)
 
 
 def likely_answers(item: ProbeItem, probabilities: Sequence[float], threshold: float = 0.5) -> list[str]:
     """Every candidate with P(gold) >= ``threshold``, in candidate order; at least the top one."""
-    chosen = [c.answer for c, p in zip(item.candidates, probabilities, strict=True) if p >= threshold]
+    if len(probabilities) != len(item.candidates):
+        raise ValueError(f"{len(probabilities)} probabilities for {len(item.candidates)} candidates")
+    chosen = [candidate_answer(item.candidates, k) for k, p in enumerate(probabilities) if p >= threshold]
     return chosen or [top_answer(item, probabilities)]
 
 

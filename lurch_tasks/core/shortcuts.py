@@ -27,7 +27,7 @@ the question itself points to (the relation a comparison asks about is the one i
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -121,6 +121,30 @@ def _status(score: float, chance: float, expected: bool, paper_faithful: bool, m
 
 
 @dataclass(frozen=True)
+class LabelCounts:
+    """A categorical probe's (label, gold) pairs of one row, counted: all its AUC reads (the AUC of a label's
+    gold rate depends on how many candidates carry each (label, gold), not on their order), in a few numbers
+    instead of one pair per sentence."""
+
+    counts: tuple[tuple[Any, bool, int], ...]  # (label, gold, how many), in order of first appearance
+
+    @classmethod
+    def of(cls, pairs: Iterable[tuple[Any, bool]]) -> LabelCounts:
+        counts: dict[tuple[Any, bool], int] = {}
+        for label, gold in pairs:
+            key = (label, bool(gold))
+            counts[key] = counts.get(key, 0) + 1
+        return cls(tuple((label, gold, n) for (label, gold), n in counts.items()))
+
+
+def _add_counts(totals: dict[tuple[Any, bool], int], value: LabelCounts | Sequence[tuple[Any, bool]]) -> None:
+    """Add a row's labels to ``totals``; a plain (label, gold) list is a measure of an older run's record."""
+    counted = value if isinstance(value, LabelCounts) else LabelCounts.of(value)
+    for label, gold, n in counted.counts:
+        totals[(label, gold)] = totals.get((label, gold), 0) + n
+
+
+@dataclass(frozen=True)
 class RowMeasure:
     """What the audit keeps of one audited row: small, and enough to replay the row into the totals."""
 
@@ -130,7 +154,7 @@ class RowMeasure:
     item: ProbeItem | None  # the learned probe's view of the row
     scored: dict | None  # the row without its text, for the learned probe's scoring
     scores: tuple[tuple[float, ...], ...]  # per shortcut, per variant
-    probes: tuple[Any, ...]  # per probe: a numeric probe's AUC (or None), a categorical one's (label, gold) list
+    probes: tuple[Any, ...]  # per probe: a numeric probe's AUC (or None), a categorical one's LabelCounts
 
 
 class StreamingAudit:
@@ -160,8 +184,9 @@ class StreamingAudit:
         self._chance: dict[str, list[float]] = {}  # measured chance scores per slot without an exact chance
         self._sums: list[dict[tuple[int, str], list[float]]] = [{} for _ in self.shortcuts]  # -> [total, squares]
         self._aucs: list[list[float]] = [[] for _ in self.probes]  # numeric probes: one AUC per row
-        self._pooled: list[list[tuple[Any, bool]]] = [[] for _ in self.probes]  # categorical: (label, gold)
-        self._learned: list[list[tuple[Any, bool]]] = [[] for _ in self.probes]
+        # categorical probes: how many candidates carry each (label, gold), of the rows / the calibration rows
+        self._pooled: list[dict[tuple[Any, bool], int]] = [{} for _ in self.probes]
+        self._learned: list[dict[tuple[Any, bool], int]] = [{} for _ in self.probes]
         self._calibrated = False
         # the learned probe keeps each row's candidates and what the scorer reads (the row without its text)
         self.learned = learned
@@ -191,7 +216,7 @@ class StreamingAudit:
         probes: list[Any] = []
         for probe in self.probes:
             if probe.categorical:
-                probes.append(list(probe.features(row)))
+                probes.append(LabelCounts.of(probe.features(row)))
             else:
                 probes.append(rank_auc(probe.features(row)))
         return RowMeasure(slot, measured, row_chance, item, scored, scores, tuple(probes))
@@ -214,22 +239,22 @@ class StreamingAudit:
                 cell[1] += value * value
         for probe, value, aucs, pooled in zip(self.probes, measure.probes, self._aucs, self._pooled, strict=True):
             if probe.categorical:
-                pooled.extend(value)
+                _add_counts(pooled, value)
             elif value is not None:
                 aucs.append(value)
 
     def add_calibration(self, row: dict) -> None:
         self.absorb_calibration(self.calibration_labels(row))
 
-    def calibration_labels(self, row: dict) -> tuple[list[tuple[Any, bool]], ...]:
-        """What the categorical probes learn of a calibration row (one list per categorical probe)."""
-        return tuple(list(probe.features(row)) for probe in self.probes if probe.categorical)
+    def calibration_labels(self, row: dict) -> tuple[LabelCounts, ...]:
+        """What the categorical probes learn of a calibration row (one count per categorical probe)."""
+        return tuple(LabelCounts.of(probe.features(row)) for probe in self.probes if probe.categorical)
 
-    def absorb_calibration(self, labels: Sequence[Sequence[tuple[Any, bool]]]) -> None:
+    def absorb_calibration(self, labels: Sequence[LabelCounts | Sequence[tuple[Any, bool]]]) -> None:
         self._calibrated = True
         learned = [bucket for probe, bucket in zip(self.probes, self._learned, strict=True) if probe.categorical]
         for bucket, values in zip(learned, labels, strict=True):
-            bucket.extend(values)
+            _add_counts(bucket, values)
 
     def _slot_chance_mean(self, slot: str) -> float:
         exact = self._exact(slot)
@@ -366,15 +391,38 @@ def run_audit(rows: Sequence[dict], config: Any, paper_faithful: bool, shortcuts
     return audit.lines()
 
 
-def _categorical_auc(learned: Sequence[tuple[Any, bool]], pooled: Sequence[tuple[Any, bool]]) -> list[float]:
-    """Each label replaced by its gold rate in ``learned``; the AUC of that rate over ``pooled``."""
+def _categorical_auc(learned: Mapping[tuple[Any, bool], int], pooled: Mapping[tuple[Any, bool], int]) -> list[float]:
+    """Each label replaced by its gold rate in ``learned``; the AUC of that rate over ``pooled`` (both counts of
+    (label, gold)): the same floats as :func:`rank_auc` over the pairs one by one."""
     counts: dict[Any, list[int]] = {}
-    for label, gold in learned:
-        counts.setdefault(label, [0, 0])[int(gold)] += 1
+    for (label, gold), n in learned.items():
+        counts.setdefault(label, [0, 0])[int(gold)] += n
     rate = {label: gold / (gold + other) for label, (other, gold) in counts.items()}
-    base = mean([float(gold) for _, gold in learned])
-    auc = rank_auc([(rate.get(label, base), gold) for label, gold in pooled])
+    total, golds = sum(learned.values()), sum(n for (_, gold), n in learned.items() if gold)
+    base = golds / total if total else 0.0  # the mean of the 0/1 gold flags, exactly
+    by_value: dict[float, list[int]] = {}  # rate -> [candidates, gold ones]
+    for (label, gold), n in pooled.items():
+        cell = by_value.setdefault(rate.get(label, base), [0, 0])
+        cell[0] += n
+        cell[1] += n if gold else 0
+    auc = _counted_rank_auc(by_value)
     return [] if auc is None else [auc]
+
+
+def _counted_rank_auc(by_value: Mapping[float, Sequence[int]]) -> float | None:
+    """:func:`rank_auc` of values given as value -> (how many, how many gold): tied values share their average
+    rank, groups are summed in ascending order, so the floats are rank_auc's."""
+    positives = sum(golds for _, golds in by_value.values())
+    negatives = sum(n for n, _ in by_value.values()) - positives
+    if not positives or not negatives:
+        return None
+    rank_sum, i = 0.0, 0
+    for value in sorted(by_value):
+        n, golds = by_value[value]
+        j = i + n
+        rank_sum += (i + 1 + j) / 2 * golds
+        i = j
+    return (rank_sum - positives * (positives + 1) / 2) / (positives * negatives)
 
 
 def failures(lines: Sequence[AuditLine]) -> list[AuditLine]:
@@ -434,7 +482,7 @@ class AuditEntry:
 
     index: int
     measure: RowMeasure
-    calibration: tuple[list[tuple[Any, bool]], ...] | None
+    calibration: tuple[LabelCounts, ...] | None  # an older run's record: (label, gold) lists
 
     def to_json(self) -> Any:
         return to_tagged((self.index, self.measure, self.calibration))
@@ -451,11 +499,24 @@ class AuditEntry:
 _TAGGED: dict[str, Any] = {}
 
 
+def register_audit_type(cls: type) -> type:
+    """Let audit entries hold ``cls`` (a frozen dataclass of storable values, e.g. a family's packed
+    :class:`~.probe.CandidateTable`); usable as a class decorator. Its name is its tag: it must be unique."""
+    if not dataclasses.is_dataclass(cls):
+        raise TypeError(f"audit entry type {cls.__name__}: not a dataclass; allowed: frozen dataclasses")
+    known = _tag_types().get(cls.__name__)
+    if known is not None and known is not cls:
+        raise ValueError(f"audit entry type {cls.__name__!r} is registered twice; allowed: one class per name")
+    _TAGGED[cls.__name__] = cls
+    return cls
+
+
 def _tag_types() -> dict[str, Any]:
-    if not _TAGGED:
+    if "RowMeasure" not in _TAGGED:
         from .probe import Candidate
 
-        _TAGGED.update({"RowMeasure": RowMeasure, "ProbeItem": ProbeItem, "Candidate": Candidate})
+        _TAGGED.update({"RowMeasure": RowMeasure, "ProbeItem": ProbeItem, "Candidate": Candidate,
+                        "LabelCounts": LabelCounts})
     return _TAGGED
 
 
@@ -472,7 +533,7 @@ def to_tagged(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and _tag_types().get(name) is type(value):
         return {name: [to_tagged(getattr(value, f.name)) for f in dataclasses.fields(value)]}
     raise TypeError(f"audit entry: {type(value).__name__} cannot be stored; allowed: JSON values, tuples, dicts, "
-                    "RowMeasure, ProbeItem, Candidate")
+                    f"{', '.join(sorted(_tag_types()))}")
 
 
 def from_tagged(value: Any) -> Any:

@@ -16,7 +16,7 @@ from functools import lru_cache
 from itertools import combinations
 
 from ...core.probe import (
-    Candidate,
+    CandidateTable,
     LearnedProbe,
     ProbeItem,
     as_features,
@@ -24,7 +24,7 @@ from ...core.probe import (
     mention_positions,
     rank_features,
 )
-from ...core.shortcuts import Probe, Shortcut
+from ...core.shortcuts import Probe, Shortcut, register_audit_type
 from .placement import cut_fractions
 from .prompt import ANSWER_MARKER, PROFILE_SEPARATOR, profile_name, split_prompt
 from .world import PAIR_CUE_KINDS, cue_templates
@@ -370,6 +370,86 @@ def pair_features(a: PersonFeatures, b: PersonFeatures, n: int, shared_lines: in
                         math.log(n)))
 
 
+# Every cue template's (kind, side) label, numbered: a profile's templates are kept as one integer, bit k = label k.
+_LABELS: tuple[tuple[str, str], ...] = tuple(label for label, _ in _TEMPLATES)
+_LABEL_BIT = {label: 1 << k for k, label in enumerate(_LABELS)}
+
+
+def _template_mask(templates: frozenset[tuple[str, str]]) -> int:
+    return sum(_LABEL_BIT[t] for t in templates)
+
+
+@lru_cache(maxsize=4)
+def _pair_indices(n: int):
+    """(i, j) of every pair i < j in ``combinations(range(n), 2)`` order."""
+    import numpy as np
+
+    return np.triu_indices(n, 1)
+
+
+@register_audit_type
+@dataclass(frozen=True)
+class PairTable(CandidateTable):
+    """Every pair of a row's people, packed: per person the statistics :func:`pair_features` reads, from which
+    each pair's features are rebuilt exactly (the same floats) when the probe is fitted. A 16k-token row keeps
+    ~100 people instead of ~5,000 pairs x 34 features."""
+
+    names: tuple[str, ...]  # the prompt's people, in profile order
+    values: tuple[tuple[float, ...], ...]  # per person: PersonFeatures.values
+    templates: tuple[int, ...]  # per person: its cue templates, one bit per label of _LABELS
+    holders: tuple[tuple[int, ...], ...]  # per person: the paragraphs that mention its surname
+    gold: tuple[int, ...]  # positions of the gold pairs among the candidates
+
+    def golds(self) -> tuple[bool, ...]:
+        gold = set(self.gold)
+        return tuple(k in gold for k in range(len(self)))
+
+    def __len__(self) -> int:
+        n = len(self.names)
+        return n * (n - 1) // 2
+
+    def width(self) -> int:
+        return 2 * len(self.values[0]) + 10  # as pair_features: (min, max) of each value, then 10 of the pair
+
+    def answer(self, k: int) -> str:
+        first, second = _pair_indices(len(self.names))
+        return " -- ".join(sorted((self.names[int(first[k])], self.names[int(second[k])])))
+
+    def matrix(self):
+        """:func:`pair_features` of every pair, vectorized: min / max, differences of exactly representable
+        numbers, integer counts and one shared ``math.log``, so every float is the one the scalar code gives."""
+        import numpy as np
+
+        n = len(self.names)
+        i, j = _pair_indices(n)
+        values = np.array(self.values, dtype=float).reshape(n, -1)
+        a, b = values[i], values[j]
+        own = np.empty((len(i), 2 * values.shape[1]))
+        own[:, 0::2], own[:, 1::2] = np.minimum(a, b), np.maximum(a, b)
+        gap = np.abs(a[:, 0] - b[:, 0])
+        held = np.array([[bool(mask >> k & 1) for k in range(len(_LABELS))] for mask in self.templates],
+                        dtype=bool).reshape(n, len(_LABELS))
+        kinds = np.zeros(len(i), dtype=np.int64)
+        groups = held[:, [k for k, label in enumerate(_LABELS) if label[0] == "group"]].any(axis=1)
+        kinds += groups[i] & groups[j]
+        for kind in PAIR_CUE_KINDS:
+            side0, side1 = _LABELS.index((kind, "0")), _LABELS.index((kind, "1"))
+            kinds += (held[i, side0] & held[j, side1]) | (held[i, side1] & held[j, side0])
+        counts = held.astype(np.int64)
+        shared_templates = (counts @ counts.T)[i, j]
+        surname_ids: dict[str, int] = {}
+        ids = np.array([surname_ids.setdefault(name.split(" ", 1)[-1], len(surname_ids)) for name in self.names],
+                       dtype=np.int64)
+        lines = max((k for rows in self.holders for k in rows), default=-1) + 1
+        mentions = np.zeros((n, lines), dtype=np.int64)
+        for person, rows in enumerate(self.holders):
+            mentions[person, list(rows)] = 1
+        shared_lines = (mentions @ mentions.T)[i, j]
+        columns = (gap, gap * gap, (j - i) / max(n - 1, 1), j - i == 1, kinds, kinds > 0, shared_templates,
+                   ids[i] == ids[j], shared_lines, np.full(len(i), math.log(n)))
+        return np.concatenate([own, np.column_stack([np.asarray(c, dtype=float) for c in columns])], axis=1)
+
+
 def _probe_read(row: dict) -> ProbeItem | None:
     if not row["answer_items"]:  # a zero-gold control: no positive candidate to learn, and "none" is right there
         return None
@@ -380,18 +460,18 @@ def _probe_read(row: dict) -> ProbeItem | None:
     gold = {frozenset(pair) for pair in json.loads(row["answer"])}
     people = _person_features(row["context"], v)
     paragraphs = row["context"].split(PROFILE_SEPARATOR)
-    holders: dict[str, set[int]] = {}  # surname -> paragraphs mentioning it ("share a line")
+    holders: dict[str, tuple[int, ...]] = {}  # surname -> paragraphs mentioning it ("share a line")
     for person in people:
-        holders.setdefault(person.surname, {k for k, text in enumerate(paragraphs) if person.surname in text})
-    candidates = []
-    for a, b in combinations(people, 2):
-        shared = len(holders[a.surname] & holders[b.surname])
-        first, second = sorted((a.name, b.name))
-        candidates.append(Candidate(f"{first} -- {second}", frozenset((a.name, b.name)) in gold,
-                                    pair_features(a, b, n, shared)))
+        if person.surname not in holders:
+            holders[person.surname] = tuple(k for k, text in enumerate(paragraphs) if person.surname in text)
+    names = tuple(person.name for person in people)
+    golden = tuple(k for k, (a, b) in enumerate(combinations(names, 2)) if frozenset((a, b)) in gold)
+    table = PairTable(names, tuple(person.values for person in people),
+                      tuple(_template_mask(person.templates) for person in people),
+                      tuple(holders[person.surname] for person in people), golden)
     # The world is shared by every row of a split (one population per seed and split), so the case a fold
     # holds out is the prompt itself: its pair_key (shared only with its matched twins in other configs).
-    return ProbeItem(row["pair_key"], "pairs", "", tuple(candidates))
+    return ProbeItem(row["pair_key"], "pairs", "", table)
 
 
 def _probe_decode(item: ProbeItem, probabilities) -> str:
