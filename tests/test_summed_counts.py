@@ -106,3 +106,29 @@ def test_recon_records_one_pass_counts_when_it_sums_them(tokenizers, name):
         assert row.difficulty["prompt_tokens"] == encoded.tokens
         assert row.difficulty["context_tokens"] == encoded.tokens_between(start, start + len(row.context))
         assert encoded.tokens <= 24_576
+
+
+@pytest.mark.parametrize("name", ["smollm2", "byte_bpe", "cl100k", "cl100k_hf", "sentencepiece"])
+def test_find_the_origin_records_one_pass_counts_when_it_sums_them(tokenizers, name):
+    """Find the Origin fits plain prompts from its word-cost table with no pass where the sums are exact: what it
+    records (prompt and context tokens, evidence offsets in reference tokens) is what one pass gives."""
+    from lurch_tasks.core.context import measure_evidence
+    from lurch_tasks.core.tokens import reference_counter
+    from lurch_tasks.families.find_origin.generate import words_summable
+    from lurch_tasks.families.find_origin.prompt import PROMPT_HEAD
+
+    spec = tokenizers[name]
+    assert words_summable(spec) == (name != "sentencepiece")
+    for config, length in (("find_the_origin", 1024), ("find_the_origin_random", 4096)):
+        task = resolve_task(config, {"context_tokens": [length], "tokenizer": spec, "num_samples": 1})
+        family = get_family(task.family)
+        counter = get_token_counter(spec)
+        for index in range(0, len(task.config.cells()), 9):
+            row = family.generate(task.config, task.seed, "test", index, task.name)
+            encoded = PromptMeter(counter).encode(row.prompt)
+            start = len(PROMPT_HEAD)
+            assert row.difficulty["prompt_tokens"] == encoded.tokens <= length
+            assert row.difficulty["context_tokens"] == encoded.tokens_between(start, start + len(row.context))
+            spans = [(span["start"], span["end"]) for span in row.evidence]
+            measured = measure_evidence(reference_counter().token_starts(row.prompt), start, len(row.context), spans)
+            assert list(row.evidence) == list(measured.spans)
