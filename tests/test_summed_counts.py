@@ -132,3 +132,21 @@ def test_find_the_origin_records_one_pass_counts_when_it_sums_them(tokenizers, n
             spans = [(span["start"], span["end"]) for span in row.evidence]
             measured = measure_evidence(reference_counter().token_starts(row.prompt), start, len(row.context), spans)
             assert list(row.evidence) == list(measured.spans)
+
+
+@pytest.mark.parametrize("name", ["smollm2", "byte_bpe"])
+def test_implicit_hop_records_one_pass_counts_from_its_pieces(tokenizers, name):
+    """ImplicitHop fits prompts in a GPT-2-style tokenizer from its lines' pieces and records the prompt's and the
+    context's tokens from summed cuts: what one pass over the prompt gives."""
+    from lurch_tasks.families.implicit_hop.prompt import prompt_head
+
+    spec, start = tokenizers[name], len(prompt_head())
+    counter = get_token_counter(spec)
+    for config in ("implicit_hop_length", "implicit_hop_compare"):
+        task = resolve_task(config, {"context_tokens": [2048], "tokenizer": spec, "num_samples": 1})
+        family = get_family(task.family)
+        for index in range(len(task.config.cells())):
+            row = family.generate(task.config, task.seed, "test", index, task.name)
+            encoded = PromptMeter(counter).encode(row.prompt)
+            assert row.difficulty["prompt_tokens"] == encoded.tokens <= 2048
+            assert row.difficulty["context_tokens"] == encoded.tokens_between(start, start + len(row.context))
