@@ -163,6 +163,31 @@ class PieceLines:
         return costs
 
 
+class ReferenceOnDemand:
+    """``PieceLines.reference_costs`` of the lines asked for (``need``), each costed once: a line's reference cost
+    depends on its own pieces only (and, for a line that is not simple, on its own text where the reference
+    tokenizer is ``newline_additive`` over the lines, which the caller checks), so the lines a prompt never holds
+    are never costed."""
+
+    def __init__(self, joined: PieceLines, lines: Sequence[str], reference) -> None:
+        self.joined, self.lines, self.reference = joined, lines, reference
+        self.values: list[int | None] = [None] * len(lines)
+
+    def need(self, rows: Sequence[int]) -> list[int | None]:
+        values = self.values
+        missing = [row for row in dict.fromkeys(rows) if values[row] is None]
+        if missing:
+            pieces, bounds, own = self.joined.pieces, self.joined.bounds, [0]
+            for row in missing:
+                own.append(own[-1] + bounds[row + 1] - bounds[row])
+            part = PieceLines(list(chain.from_iterable([pieces[bounds[row]:bounds[row + 1]] for row in missing])),
+                              own, self.joined.counts, self.joined.lengths)
+            for row, cost in zip(missing, part.reference_costs([self.lines[row] for row in missing], self.reference),
+                                 strict=True):
+                values[row] = cost
+        return values
+
+
 _SIMPLE_LINE = re.compile(r"[A-Za-z]+(?: [A-Za-z]+)*\.")
 _WORD = re.compile(r" ?[A-Za-z]+")
 _REFERENCE_TABLES: dict[str, dict[str, int]] = {}

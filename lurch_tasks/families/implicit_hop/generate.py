@@ -31,7 +31,7 @@ from ...core.difficulty import reasoning_depth
 from ...core.instance import Instance, instance_id
 from ...core.memory import cycles_uncollected
 from ...core.names import one_edit
-from ...core.pieces import PieceCounter, PieceLines
+from ...core.pieces import PieceCounter, PieceLines, ReferenceOnDemand
 from ...core.rng import StableRng, canonical_json, derive_seed
 from ...core.tokens import CutsEncoded, StartsEncoded, reference_counter
 from ...scoring.not_found import NOT_FOUND
@@ -539,7 +539,8 @@ def _generate(config: ImplicitHopConfig, seed: int, split: str, index: int, conf
     if meter.reads_reference:
         reference = costs
     elif isinstance(joined, PieceLines) and newline_additive(reference_counter(), LINE_SEPARATOR, lines):
-        reference = joined.reference_costs(lines, reference_counter())
+        on_demand_reference = ReferenceOnDemand(joined, lines, reference_counter())
+        reference, need_reference = on_demand_reference.need(evidence_ids), on_demand_reference.need
     elif newline_additive(reference_counter(), LINE_SEPARATOR, lines):
         on_demand = CostsOnDemand(lines, reference_counter(), LINE_SEPARATOR)
         reference, need_reference = on_demand.need(evidence_ids), on_demand.need
