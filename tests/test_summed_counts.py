@@ -150,3 +150,20 @@ def test_implicit_hop_records_one_pass_counts_from_its_pieces(tokenizers, name):
             encoded = PromptMeter(counter).encode(row.prompt)
             assert row.difficulty["prompt_tokens"] == encoded.tokens <= 2048
             assert row.difficulty["context_tokens"] == encoded.tokens_between(start, start + len(row.context))
+
+
+@pytest.mark.parametrize("name", ["smollm2", "byte_bpe"])
+def test_piece_lengths_from_the_bpe_model_are_an_encodings(tokenizers, name):
+    """New pieces are tokenized by the BPE model alone (``PieceTable._model_lengths``, no pre-tokenizer): the same
+    token byte lengths as encoding each piece."""
+    from lurch_tasks.core.names import NameMaker
+    from lurch_tasks.core.pieces import PieceTable, split_pieces
+    from lurch_tasks.core.rng import StableRng
+
+    counter = get_token_counter(tokenizers[name])
+    maker = NameMaker(StableRng(7))
+    text = " ".join(maker.person() for _ in range(200)) + " it's 1923, (x) -- a.b! Works Trust's 12345 zz's"
+    words = [piece for piece in dict.fromkeys(split_pieces(text)) if not piece[-1].isspace()]
+    found = PieceTable(counter)._model_lengths(words)
+    assert found is not None
+    assert found == [tuple(counter._byte_lengths[counter._ids(word)].tolist()) for word in words]
