@@ -186,3 +186,64 @@ def test_recon_records_one_pass_counts_when_it_sums_them(tokenizers, name):
         assert row.difficulty["prompt_tokens"] == encoded.tokens
         assert row.difficulty["context_tokens"] == encoded.tokens_between(start, start + len(row.context))
         assert encoded.tokens <= 24_576
+
+
+@pytest.mark.parametrize("name", ["smollm2", "byte_bpe", "cl100k", "cl100k_hf", "sentencepiece"])
+def test_find_the_origin_records_one_pass_counts_when_it_sums_them(tokenizers, name):
+    """Find the Origin fits plain prompts from its word-cost table with no pass where the sums are exact: what it
+    records (prompt and context tokens, evidence offsets in reference tokens) is what one pass gives."""
+    from lurch_tasks.core.context import measure_evidence
+    from lurch_tasks.core.tokens import reference_counter
+    from lurch_tasks.families.find_origin.generate import words_summable
+    from lurch_tasks.families.find_origin.prompt import PROMPT_HEAD
+
+    spec = tokenizers[name]
+    assert words_summable(spec) == (name != "sentencepiece")
+    for config, length in (("find_the_origin", 1024), ("find_the_origin_random", 4096)):
+        task = resolve_task(config, {"context_tokens": [length], "tokenizer": spec, "num_samples": 1})
+        family = get_family(task.family)
+        counter = get_token_counter(spec)
+        for index in range(0, len(task.config.cells()), 9):
+            row = family.generate(task.config, task.seed, "test", index, task.name)
+            encoded = PromptMeter(counter).encode(row.prompt)
+            start = len(PROMPT_HEAD)
+            assert row.difficulty["prompt_tokens"] == encoded.tokens <= length
+            assert row.difficulty["context_tokens"] == encoded.tokens_between(start, start + len(row.context))
+            spans = [(span["start"], span["end"]) for span in row.evidence]
+            measured = measure_evidence(reference_counter().token_starts(row.prompt), start, len(row.context), spans)
+            assert list(row.evidence) == list(measured.spans)
+
+
+@pytest.mark.parametrize("name", ["smollm2", "byte_bpe"])
+def test_implicit_hop_records_one_pass_counts_from_its_pieces(tokenizers, name):
+    """ImplicitHop fits prompts in a GPT-2-style tokenizer from its lines' pieces and records the prompt's and the
+    context's tokens from summed cuts: what one pass over the prompt gives."""
+    from lurch_tasks.families.implicit_hop.prompt import prompt_head
+
+    spec, start = tokenizers[name], len(prompt_head())
+    counter = get_token_counter(spec)
+    for config in ("implicit_hop_length", "implicit_hop_compare"):
+        task = resolve_task(config, {"context_tokens": [2048], "tokenizer": spec, "num_samples": 1})
+        family = get_family(task.family)
+        for index in range(len(task.config.cells())):
+            row = family.generate(task.config, task.seed, "test", index, task.name)
+            encoded = PromptMeter(counter).encode(row.prompt)
+            assert row.difficulty["prompt_tokens"] == encoded.tokens <= 2048
+            assert row.difficulty["context_tokens"] == encoded.tokens_between(start, start + len(row.context))
+
+
+@pytest.mark.parametrize("name", ["smollm2", "byte_bpe"])
+def test_piece_lengths_from_the_bpe_model_are_an_encodings(tokenizers, name):
+    """New pieces are tokenized by the BPE model alone (``PieceTable._model_lengths``, no pre-tokenizer): the same
+    token byte lengths as encoding each piece."""
+    from lurch_tasks.core.names import NameMaker
+    from lurch_tasks.core.pieces import PieceTable, split_pieces
+    from lurch_tasks.core.rng import StableRng
+
+    counter = get_token_counter(tokenizers[name])
+    maker = NameMaker(StableRng(7))
+    text = " ".join(maker.person() for _ in range(200)) + " it's 1923, (x) -- a.b! Works Trust's 12345 zz's"
+    words = [piece for piece in dict.fromkeys(split_pieces(text)) if not piece[-1].isspace()]
+    found = PieceTable(counter)._model_lengths(words)
+    assert found is not None
+    assert found == [tuple(counter._byte_lengths[counter._ids(word)].tolist()) for word in words]

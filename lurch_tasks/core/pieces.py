@@ -65,6 +65,17 @@ class PieceTable:
     def _token_lengths(self, text: str) -> np.ndarray:
         return self.counter._byte_lengths[np.asarray(self.counter._ids(text), dtype=np.int64)]
 
+    def _model_lengths(self, words: list[str]) -> list[tuple[int, ...]] | None:
+        """Token byte lengths of each piece from the BPE model itself, skipping the pre-tokenizer (the pieces are
+        its pieces already): a piece in the byte-level alphabet (printable ASCII is itself, a space is "\u0120")
+        runs through the very merges an encoding of it would, at half the cost for new names. None where the
+        model is not BPE."""
+        model = getattr(getattr(self.counter, "_backend", None), "model", None)
+        if type(model).__name__ != "BPE" or not hasattr(model, "tokenize"):
+            return None
+        tokenize = model.tokenize
+        return [tuple(len(token.value) for token in tokenize(word.translate(_BYTE_SYMBOLS))) for word in words]
+
     def learn(self, pieces: Sequence[str]) -> bool:
         """Tokenize the pieces not seen yet; False if a piece's tokens do not spell it byte for byte (then pieces
         cannot stand for the tokenizer)."""
@@ -77,7 +88,9 @@ class PieceTable:
         # whitespace pieces would run into the joining newlines: those alone (few, and soon all known)
         spaced = [piece for piece in new if piece[-1].isspace()]
         words = [piece for piece in new if not piece[-1].isspace()]
-        found = lengths_in_one_pass(words, self._token_lengths)
+        found = self._model_lengths(words) if words else []
+        if found is None:
+            found = lengths_in_one_pass(words, self._token_lengths)
         if found is None:
             words, spaced, found = [], new, []
         if spaced:
@@ -91,6 +104,7 @@ class PieceTable:
         return True
 
 
+_BYTE_SYMBOLS = {ord(" "): "\u0120"}  # GPT-2's byte-level alphabet on a word piece: printable ASCII maps to itself
 _TABLES: dict[str, PieceTable] = {}
 
 
@@ -161,6 +175,31 @@ class PieceLines:
         for k, cost in zip(others, joined_costs([lines[k] for k in others], reference, "\n"), strict=True):
             costs[k] = cost
         return costs
+
+
+class ReferenceOnDemand:
+    """``PieceLines.reference_costs`` of the lines asked for (``need``), each costed once: a line's reference cost
+    depends on its own pieces only (and, for a line that is not simple, on its own text where the reference
+    tokenizer is ``newline_additive`` over the lines, which the caller checks), so the lines a prompt never holds
+    are never costed."""
+
+    def __init__(self, joined: PieceLines, lines: Sequence[str], reference) -> None:
+        self.joined, self.lines, self.reference = joined, lines, reference
+        self.values: list[int | None] = [None] * len(lines)
+
+    def need(self, rows: Sequence[int]) -> list[int | None]:
+        values = self.values
+        missing = [row for row in dict.fromkeys(rows) if values[row] is None]
+        if missing:
+            pieces, bounds, own = self.joined.pieces, self.joined.bounds, [0]
+            for row in missing:
+                own.append(own[-1] + bounds[row + 1] - bounds[row])
+            part = PieceLines(list(chain.from_iterable([pieces[bounds[row]:bounds[row + 1]] for row in missing])),
+                              own, self.joined.counts, self.joined.lengths)
+            for row, cost in zip(missing, part.reference_costs([self.lines[row] for row in missing], self.reference),
+                                 strict=True):
+                values[row] = cost
+        return values
 
 
 _SIMPLE_LINE = re.compile(r"[A-Za-z]+(?: [A-Za-z]+)*\.")

@@ -132,6 +132,22 @@ class StartsEncoded:
         return int(np.searchsorted(self.starts, char, side="left"))
 
 
+@dataclass(frozen=True)
+class CutsEncoded:
+    """An encoding known by its token count and, at a few characters, the index of the first token there (the
+    cuts a caller summed from counts of the text's parts): what a record of a prompt's and its context's tokens
+    reads, without every token's start."""
+
+    tokens: int
+    cuts: tuple[tuple[int, int], ...]  # (character, first token at or after it)
+
+    def first_token_at(self, char: int) -> int:
+        for at, token in self.cuts:
+            if at == char:
+                return token
+        raise ValueError(f"first_token_at: only the characters {[at for at, _ in self.cuts]} are known, not {char}")
+
+
 class BackendEncoded:
     """A fast tokenizer's Rust encoding, read without copying its offsets into Python (a 4k-token prompt's
     offset list costs as much again as a quarter of the encoding)."""

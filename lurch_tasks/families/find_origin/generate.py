@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ...core.budget import PromptMeter, prompt_meter, settle_to_budget
+from ...core.budget import PromptMeter, SummedPrompt, prompt_meter, settle_to_budget, sums_over_lines
 from ...core.cells import setup_instance
 from ...core.config import config_to_dict
 from ...core.context import evidence_measures, line_token_ranges, lurch_difficulty, measure_evidence
 from ...core.difficulty import reasoning_depth
 from ...core.instance import Instance, instance_id
 from ...core.rng import StableRng, canonical_json, derive_seed
-from ...core.tokens import REFERENCE_TOKENIZER
+from ...core.tokens import REFERENCE_TOKENIZER, get_token_counter
 from ...core.vocab import load_words
 from .config import Cell, FindOriginConfig
 from .lines import (
@@ -40,6 +41,7 @@ class Rendered:
     window: Window
     context: str
     prompt: str
+    summed: SummedPrompt | None = None  # the prompt's exact counts, summed from the cost table (``summable``)
 
 
 def render_window(source: StructuredLines | RandomLines, n: int, question: str) -> Rendered:
@@ -98,10 +100,11 @@ def generate(config: FindOriginConfig, seed: int, split: str, index: int, config
     target_rows = rows if layout.d > 0 else rows[::-1]  # link order: the origin's link first
     chain = [rendered.window.texts[row] for row in target_rows]
     origin, destination = _chain_ends(chain)
-    # One encoding of the prompt gives its exact length, the context's tokens and the evidence offsets.
-    encoding = meter.encode(prompt)
+    # One encoding of the prompt gives its exact length, the context's tokens and the evidence offsets; a summed
+    # fit knows them without one (and its reference offsets come from the cost table, as for other tokenizers).
+    encoding = rendered.summed or meter.encode(prompt)
     context_start = len(PROMPT_HEAD)
-    if meter.reads_reference:
+    if meter.reads_reference and rendered.summed is None:
         evidence = measure_evidence(meter.reference_starts(prompt), context_start, len(context),
                                     evidence_chars(rendered.window))
     else:
@@ -187,6 +190,16 @@ def _fit_lines(source: StructuredLines | RandomLines, min_lines: int, meter: Pro
     smallest_tokens = (frame_tokens(meter.counter.name, meter.chat_template) + meter.counter.count(question)
                        + int((costs.source[smallest.window.sources] + costs.target[smallest.window.targets]).sum()))
     extra = lines_within(source, costs, budget - smallest_tokens)
+    if summable(meter) and smallest_tokens <= budget:
+        # exact sums: the window lines_within picks is the one settle_to_budget would settle on (it counts at most
+        # the budget, and one growth line more would not), so no tokenizer pass is needed
+        fitted = render_window(source, min_lines + extra, question)
+        lines_sum = int((costs.source[fitted.window.sources] + costs.target[fitted.window.targets]).sum())
+        context_span = (len(PROMPT_HEAD), len(PROMPT_HEAD) + len(fitted.context))
+        summed = SummedPrompt(smallest_tokens - int((costs.source[smallest.window.sources]
+                                                     + costs.target[smallest.window.targets]).sum()) + lines_sum,
+                              context_span, lines_sum + context_delta(meter.counter.name))
+        return Rendered(fitted.window, fitted.context, fitted.prompt, summed)
     windows: dict[int, Rendered] = {0: smallest}
 
     def render(n_extra: int) -> str:
@@ -198,6 +211,29 @@ def _fit_lines(source: StructuredLines | RandomLines, min_lines: int, meter: Pro
     return windows[fitted.blocks]
 
 
+def summable(meter: PromptMeter) -> bool:
+    """Whether a plain prompt's count is exactly the frame, plus the question counted alone, plus the lines' costs
+    from the table, so a fit needs no tokenizer pass."""
+    return not meter.chat_template and words_summable(meter.counter.name)
+
+
+@lru_cache(maxsize=16)
+def words_summable(tokenizer: str) -> bool:
+    """True when a newline before a non-space character always ends a piece of the tokenizer's pre-tokenizer
+    (``sums_over_lines``: every line starts and ends with a quote) and every vocabulary word is ASCII letters, holding no
+    added token's text. Then a line's pieces are the same wherever it stands, the cut before its target word
+    (after the piece `` "``) is a piece boundary, so the table's two parts count it exactly, and every last line
+    ends like the probe's (a letter, a quote, the blank line), so the frame and the context's tokens are the
+    probe's wherever the question follows."""
+    counter = get_token_counter(tokenizer)
+    words = load_words(VOCABULARY[0])
+    if not sums_over_lines(counter, "\n", [render_line(*PROBE_LINE)]) or not all(map(_LETTERS.fullmatch, words)):
+        return False
+    holds_added = getattr(counter, "holds_added_text", None)
+    return holds_added is None or not holds_added("\n".join(words))
+
+
+_LETTERS = re.compile(r"[A-Za-z]+")
 PROBE_LINE = ("origin", "destination")  # any line: the frame is what a one-line prompt counts beyond it
 
 
@@ -215,6 +251,20 @@ def frame_tokens(tokenizer: str, chat_template: bool) -> int:
     meter = prompt_meter(tokenizer, chat_template)
     return meter.count(render_prompt(line, question)) - meter.counter.count(question) - int(
         costs.source[source] + costs.target[target])
+
+
+@lru_cache(maxsize=16)
+def context_delta(tokenizer: str) -> int:
+    """The context's tokens in a plain prompt less its lines' table costs: the last line's newline cost, where
+    the blank line before the question leaves it outside the context (GPT-2-style tokenizers: -1), or 0 where
+    it joins the closing quote's token (cl100k). Measured on the probe prompt of ``frame_tokens``."""
+    costs = link_costs(tokenizer)
+    words = load_words(VOCABULARY[0])
+    source, target = (words.index(word) for word in PROBE_LINE)
+    line, question = render_line(*PROBE_LINE), render_question(PROBE_LINE[1])
+    encoding = prompt_meter(tokenizer).encode(render_prompt(line, question))
+    start = len(PROMPT_HEAD)
+    return encoding.tokens_between(start, start + len(line)) - int(costs.source[source] + costs.target[target])
 
 
 def _chain_ends(chain_lines: list[str]) -> tuple[str, str]:

@@ -32,9 +32,9 @@ from ...core.difficulty import reasoning_depth
 from ...core.instance import Instance, instance_id
 from ...core.memory import cycles_uncollected
 from ...core.names import one_edit
-from ...core.pieces import PieceCounter, PieceLines
+from ...core.pieces import PieceCounter, PieceLines, ReferenceOnDemand
 from ...core.rng import StableRng, canonical_json, derive_seed
-from ...core.tokens import StartsEncoded, reference_counter
+from ...core.tokens import CutsEncoded, StartsEncoded, reference_counter
 from ...scoring.not_found import NOT_FOUND
 from .balance import balance_compare, balance_count, compare_dated
 from .competitors import (
@@ -540,7 +540,8 @@ def _generate(config: ImplicitHopConfig, seed: int, split: str, index: int, conf
     if meter.reads_reference:
         reference = costs
     elif isinstance(joined, PieceLines) and sums_over_lines(reference_counter(), LINE_SEPARATOR, lines):
-        reference = joined.reference_costs(lines, reference_counter())
+        on_demand_reference = ReferenceOnDemand(joined, lines, reference_counter())
+        reference, need_reference = on_demand_reference.need(evidence_ids), on_demand_reference.need
     elif sums_over_lines(reference_counter(), LINE_SEPARATOR, lines):
         on_demand = CostsOnDemand(lines, reference_counter(), LINE_SEPARATOR)
         reference, need_reference = on_demand.need(evidence_ids), on_demand.need
@@ -666,9 +667,17 @@ def _generate(config: ImplicitHopConfig, seed: int, split: str, index: int, conf
     if additive and order:  # the kept prompt's tokens from its parts' (the lines' from the one pass over them)
         last = lines[order[-1]] + tail
         context_before = len(fitted.text) - len(head) - len(last)
-        starts = np.concatenate([parts.token_starts(head), joined.laid_out(order[:-1], len(head)),
-                                 parts.token_starts(last) + len(head) + context_before])
-        meter.remember(fitted.text, StartsEncoded(starts))
+        if meter.reads_reference:  # the evidence offsets are read off every token's start
+            starts = np.concatenate([parts.token_starts(head), joined.laid_out(order[:-1], len(head)),
+                                     parts.token_starts(last) + len(head) + context_before])
+            meter.remember(fitted.text, StartsEncoded(starts))
+        else:  # the instance records the prompt's and the context's tokens only: two cuts, summed
+            last_starts = parts.token_starts(last)
+            before_last = head_tokens + sum(costs[i] for i in order[:-1])
+            in_last = int(np.searchsorted(last_starts, len(lines[order[-1]]), side="left"))
+            context_end = len(head) + context_before + len(lines[order[-1]])
+            meter.remember(fitted.text, CutsEncoded(before_last + len(last_starts),
+                                                    ((len(head), head_tokens), (context_end, before_last + in_last))))
     return _instance(config, config_name, seed, split, index, cell, kb, question_drawn, required, lines, order,
                      layout, meter, fitted.text, question, setup, near_misses, reference, facts, len(decoys), balanced,
                      (hop, missing))
