@@ -67,13 +67,13 @@ def split_log(text: str, runs: int) -> list[str]:
     return [part.split("\n", 1)[1] if "\n" in part else "" for part in parts]
 
 
-def lurch_evals(runs: list[list[str]], env: Mapping[str, str] | None = None,
-                timeout: float = 1800) -> list[subprocess.CompletedProcess]:
+def lurch_evals(runs: list[list[str]], env: Mapping[str, str] | None = None, timeout: float = 1800,
+                cwd: Path | None = None) -> list[subprocess.CompletedProcess]:
     """Every `lurch eval` argument list run in one process (see the module docstring), which must succeed; one
     CompletedProcess per run with that run's part of stdout and stderr."""
     script = Path(__file__).resolve()
     proc = subprocess.run([sys.executable, str(script), *map(json.dumps, runs)], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, timeout=timeout)
+                          env={**os.environ, **(env or {})}, timeout=timeout, cwd=cwd)
     assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
     stdouts, stderrs = split_log(proc.stdout, len(runs)), split_log(proc.stderr, len(runs))
     return [subprocess.CompletedProcess([*proc.args[:2], json.dumps(argv)], 0, out, err)
