@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from in_process import lurch_in_process
 
 from lurch_tasks.hub import validate_folder
 from lurch_tasks.hub.manifest import JOURNAL_NAME, MANIFEST_NAME
@@ -32,6 +34,14 @@ def materialize(out: Path | str, *configs: str, extra: tuple[str, ...] = ()) -> 
     for config in configs or ("find_the_origin",):
         args += ["--config", config]
     return lurch(*args)
+
+
+def materialize_here(out: Path | str, *configs: str) -> subprocess.CompletedProcess:
+    """``materialize`` in this process (tests/in_process.py), where a process of its own is not the point."""
+    args = ["materialize", "--out", str(out), "--quiet", *SMALL]
+    for config in configs or ("find_the_origin",):
+        args += ["--config", config]
+    return lurch_in_process(*args)
 
 
 def one_line_error(result: subprocess.CompletedProcess) -> str:
@@ -120,10 +130,20 @@ KILL_DURING_RENAME = textwrap.dedent("""
 
 # os.replace calls of a replacing run: 1 the staged manifest, 2 the journal, 3-6 old -> trash and new -> place
 # for each of the two configs, 7 the card, 8 the manifest.
+@pytest.fixture(scope="session")
+def earlier_output(tmp_path_factory) -> Path:
+    """The consistent earlier output each kill below replaces: written once per test process, copied per test
+    (session scope: the file's tests stay spread over the workers)."""
+    out = tmp_path_factory.mktemp("earlier") / "data"
+    done = materialize_here(out, "find_the_origin", "find_the_origin_random")
+    assert done.returncode == 0, done.stderr
+    return out
+
+
 @pytest.mark.parametrize("renames_before_kill", [1, 2, 3, 4, 5, 6, 7, 8])
-def test_a_kill_during_the_final_renames_is_completed_by_the_next_run(tmp_path, renames_before_kill):
+def test_a_kill_during_the_final_renames_is_completed_by_the_next_run(tmp_path, earlier_output, renames_before_kill):
     out = tmp_path / "data"
-    assert materialize(out, "find_the_origin", "find_the_origin_random").returncode == 0
+    shutil.copytree(earlier_output, out)
     killed = subprocess.run([sys.executable, "-c", KILL_DURING_RENAME, str(out), str(renames_before_kill)],
                             capture_output=True, text=True)
     assert killed.returncode == 137, killed.stderr
@@ -133,7 +153,7 @@ def test_a_kill_during_the_final_renames_is_completed_by_the_next_run(tmp_path, 
         assert any(JOURNAL_NAME in p for p in pending["(folder)"]["problems"])  # ... and validate says so
     else:  # killed while staging: the folder is still the earlier, consistent output
         assert all(r["problem_count"] == 0 for r in validate_folder(out, progress=False).values())
-    resumed = materialize(out, "find_the_origin")
+    resumed = materialize_here(out, "find_the_origin")
     assert resumed.returncode == 0, resumed.stderr
     assert not (out / JOURNAL_NAME).exists()
     summary = validate_folder(out, progress=False)

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from lurch_evals_one_process import lurch_evals
 
 from lurch_tasks.core.config import ConfigError
 from lurch_tasks.core.generation import generate_row, resolve_task
@@ -99,6 +100,12 @@ def _run(args, tmp_path, env_extra=None):
     return subprocess.run(args, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
 
 
+def _evals(runs: list[list[str]], tmp_path: Path) -> None:
+    """`lurch eval` runs (arguments after ``eval``) in one process (lurch_evals_one_process: lm-eval is imported
+    once), each of which must succeed."""
+    lurch_evals(runs, env={"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}, timeout=600, cwd=tmp_path)
+
+
 def _results(out_dir: Path) -> dict:
     files = sorted(out_dir.rglob("results_*.json"))
     assert files, f"no results under {out_dir}"
@@ -107,18 +114,15 @@ def _results(out_dir: Path) -> dict:
 
 @pytest.mark.slow
 def test_lurch_eval_solver_is_perfect_and_random_is_at_chance(tmp_path):
-    solver = _run([LURCH, "eval", "--model", "lurch-solver", "--tasks", "find_the_origin", "--limit", "40",
-                   "--metadata", json.dumps({"bins": True}),
-                   "--output_path", str(tmp_path / "solver"), "--log_samples"], tmp_path)
-    assert solver.returncode == 0, solver.stderr[-3000:]
+    _evals([["--model", "lurch-solver", "--tasks", "find_the_origin", "--limit", "40",
+             "--metadata", json.dumps({"bins": True}), "--output_path", str(tmp_path / "solver"), "--log_samples"],
+            ["--model", "lurch-random", "--tasks", "find_the_origin", "--limit", "160",
+             "--output_path", str(tmp_path / "random")]], tmp_path)
     result = _results(tmp_path / "solver")["find_the_origin"]
     assert result["score,none"] == 1.0 and result["memory_drift,none"] == 0.0 and result["f1,none"] == 1.0
     assert result["headline,none"] == 1.0
     assert result["score@8192,none"] == 1.0 and result["score@d=-15,none"] == 1.0
 
-    rand = _run([LURCH, "eval", "--model", "lurch-random", "--tasks", "find_the_origin", "--limit", "160",
-                 "--output_path", str(tmp_path / "random")], tmp_path)
-    assert rand.returncode == 0, rand.stderr[-3000:]
     result = _results(tmp_path / "random")["find_the_origin"]
     # Chance is one in the number of words in the list (hundreds to thousands): 160 docs give ~0-2 hits.
     assert result["score,none"] <= 0.03 and result["memory_drift,none"] >= 0.97
@@ -127,17 +131,15 @@ def test_lurch_eval_solver_is_perfect_and_random_is_at_chance(tmp_path):
 
 @pytest.mark.slow
 def test_graph_group_solver_perfect_random_drifts(tmp_path):
-    solver = _run([LURCH, "eval", "--model", "lurch-solver", "--tasks", "memory_drift_graph", "--limit", "60",
-                   "--metadata", json.dumps({"bins": True}), "--output_path", str(tmp_path / "solver")], tmp_path)
-    assert solver.returncode == 0, solver.stderr[-3000:]
+    _evals([["--model", "lurch-solver", "--tasks", "memory_drift_graph", "--limit", "60",
+             "--metadata", json.dumps({"bins": True}), "--output_path", str(tmp_path / "solver")],
+            ["--model", "lurch-random", "--tasks", "memory_drift_graph", "--limit", "60",
+             "--output_path", str(tmp_path / "random")]], tmp_path)
     results = _results(tmp_path / "solver")
     for task in ("memory_drift_edge", "memory_drift_subgraph", "memory_drift_clique"):
         assert results[task]["memory_drift,none"] == 0.0 and results[task]["f1,none"] == 1.0, task
         assert results[task]["memory_drift@16384,none"] == 0.0 and results[task]["memory_drift@k=1,none"] == 0.0
 
-    rand = _run([LURCH, "eval", "--model", "lurch-random", "--tasks", "memory_drift_graph", "--limit", "60",
-                 "--output_path", str(tmp_path / "random")], tmp_path)
-    assert rand.returncode == 0, rand.stderr[-3000:]
     results = _results(tmp_path / "random")
     for task in ("memory_drift_edge", "memory_drift_subgraph", "memory_drift_clique"):
         assert results[task]["memory_drift,none"] > 0.5, task

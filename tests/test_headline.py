@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from lurch_evals_one_process import lurch_evals
 
 from lurch_tasks.core.generation import generate_row, resolve_task
 from lurch_tasks.core.registry import all_tasks, get_family
@@ -168,11 +169,12 @@ def test_an_unreadable_output_that_fills_the_budget_is_truncated():
 @pytest.mark.slow
 def test_lurch_eval_memory_drift_headline_is_the_mean_of_the_four_families(tmp_path):
     env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")
-    for model, expected in (("lurch-solver", 1.0), ("lurch-random", None)):
+    expectations = (("lurch-solver", 1.0), ("lurch-random", None))
+    # both runs in one process (lurch_evals_one_process): lm-eval is imported once
+    lurch_evals([["--model", model, "--tasks", "memory_drift", "--limit", "48", "--output_path", str(tmp_path / model)]
+                 for model, _ in expectations], env=env, timeout=900)
+    for model, expected in expectations:
         out = tmp_path / model
-        run = subprocess.run([LURCH, "eval", "--model", model, "--tasks", "memory_drift", "--limit", "48",
-                              "--output_path", str(out)], capture_output=True, text=True, env=env, timeout=900)
-        assert run.returncode == 0, run.stderr[-3000:]
         results = json.loads(sorted(out.rglob("results_*.json"))[-1].read_text())["results"]
         families = [results[family_task_name(f)]["headline,none"] for f in family_tasks()]
         assert results["memory_drift"]["headline,none"] == pytest.approx(sum(families) / 4)

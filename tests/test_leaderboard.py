@@ -13,6 +13,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from lurch_evals_one_process import lurch_evals
 
 from lurch_tasks import __version__
 from lurch_tasks.core.generation import generate_row, resolve_task
@@ -38,11 +39,19 @@ def run(*args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def submission(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("submission") / "solver"
-    done = run("eval", "--model", "lurch-solver", "--tasks", SUITE, "--limit", str(LIMIT), "--log_samples",
-               "--output_path", str(folder))
-    assert done.returncode == 0, done.stderr[-3000:]
+def runs(tmp_path_factory) -> Path:
+    """The solver's and the random baseline's logged runs of the suite, in one process (lurch_evals_one_process:
+    lm-eval is imported once)."""
+    root = tmp_path_factory.mktemp("submission")
+    lurch_evals([["--model", model, "--tasks", SUITE, "--limit", str(LIMIT), "--log_samples", "--output_path",
+                  str(root / model.removeprefix("lurch-"))] for model in ("lurch-solver", "lurch-random")],
+                timeout=900)
+    return root
+
+
+@pytest.fixture(scope="module")
+def submission(runs) -> Path:
+    folder = runs / "solver"
     (folder / "submission.json").write_text(json.dumps(SUBMISSION, indent=2))
     return folder
 
@@ -177,14 +186,12 @@ def test_schema_names_every_problem():
     assert any(p.startswith("submission.json: tasks:") for p in problems)
 
 
-def test_build_ranks_valid_submissions_only_and_the_page_sorts(submission, tmp_path):
+def test_build_ranks_valid_submissions_only_and_the_page_sorts(runs, submission, tmp_path):
 
     from browser import check_page, open_page, require_browser
 
     weaker = tmp_path / "random"
-    done = run("eval", "--model", "lurch-random", "--tasks", SUITE, "--limit", str(LIMIT), "--log_samples",
-               "--output_path", str(weaker))
-    assert done.returncode == 0, done.stderr[-2000:]
+    shutil.copytree(runs / "random", weaker)
     (weaker / "submission.json").write_text(json.dumps({**SUBMISSION, "model": {"name": "lurch-random",
                                                                                  "revision": __version__}}))
     broken = _copy(submission, tmp_path)

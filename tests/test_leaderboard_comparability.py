@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from test_leaderboard import SUBMISSION, run
+from lurch_evals_one_process import lurch_evals
+from test_leaderboard import SUBMISSION
 
 from lurch_tasks import __version__
 from lurch_tasks.analysis import headline
@@ -28,14 +29,18 @@ pytestmark = pytest.mark.slow
 STANDARD = ("implicit_hop_scope", "memory_drift_subgraph")  # 32 + 45 docs: a full run takes seconds
 
 
-def _submission(folder: Path, lm_model: str, tasks: tuple[str, ...], *, limit: int | None = None, **meta) -> Path:
-    args = ["eval", "--model", lm_model, "--tasks", ",".join(tasks), "--log_samples", "--output_path", str(folder)]
-    done = run(*args, *(["--limit", str(limit)] if limit else []))
-    assert done.returncode == 0, done.stderr[-3000:]
-    document = {**SUBMISSION, "model": {"name": lm_model, "revision": "r1"}, "tasks": list(tasks),
-                "subset": limit is not None, **meta}
-    (folder / "submission.json").write_text(json.dumps(document))
-    return folder
+def _submissions(work: Path, specs: dict[str, tuple[str, tuple[str, ...], int | None, dict]]) -> dict[str, Path]:
+    """name -> (lm-eval model, tasks, --limit, submission metadata): every `lurch eval --log_samples` in one
+    process (lurch_evals_one_process: lm-eval imported once), then each folder's submission.json."""
+    folders = {name: work / name.replace("_", "-") for name in specs}
+    lurch_evals([["--model", model, "--tasks", ",".join(tasks), "--log_samples", "--output_path", str(folders[name]),
+                  *(["--limit", str(limit)] if limit else [])]
+                 for name, (model, tasks, limit, _) in specs.items()], timeout=900)
+    for name, (model, tasks, limit, meta) in specs.items():
+        document = {**SUBMISSION, "model": {"name": model, "revision": "r1"}, "tasks": list(tasks),
+                    "subset": limit is not None, **meta}
+        (folders[name] / "submission.json").write_text(json.dumps(document))
+    return folders
 
 
 def _with_metadata(source: Path, target: Path, **meta) -> Path:
@@ -48,23 +53,27 @@ def _with_metadata(source: Path, target: Path, **meta) -> Path:
 @pytest.fixture(scope="module")
 def board(tmp_path_factory) -> dict:
     work = tmp_path_factory.mktemp("comparability")
-    solver = _submission(work / "solver", "lurch-solver", STANDARD)
+    made = _submissions(work, {
+        "solver": ("lurch-solver", STANDARD, None, {}),
+        "random": ("lurch-random", STANDARD, None, {}),
+        # a --limit run, and (below) one whose metadata claims a subset while its docs prove a full run
+        "subset": ("lurch-solver", STANDARD, 4, {"model": {"name": "solver-subset", "revision": "r1"}}),
+        "other_tasks": ("lurch-solver", STANDARD[:1], None, {"model": {"name": "one-task", "revision": "r1"}}),
+    })
+    solver = made["solver"]
     runs = {
         "solver": solver,
         # the same outputs under another revision: an exact tie
         "twin": _with_metadata(solver, work / "twin", model={"name": "lurch-solver", "revision": "r2"}),
-        "random": _submission(work / "random", "lurch-random", STANDARD),
-        # a --limit run, and one whose metadata claims a subset while its docs prove a full run
-        "subset": _submission(work / "subset", "lurch-solver", STANDARD, limit=4,
-                              model={"name": "solver-subset", "revision": "r1"}),
+        "random": made["random"],
+        "subset": made["subset"],
     }
     runs.update({
         "subset_twin": _with_metadata(runs["subset"], work / "subset-twin",
                                       model={"name": "subset-twin", "revision": "r1"}),
         "claims_subset": _with_metadata(solver, work / "claims-subset", subset=True,
                                         model={"name": "claims-subset", "revision": "r1"}),
-        "other_tasks": _submission(work / "other-tasks", "lurch-solver", STANDARD[:1],
-                                   model={"name": "one-task", "revision": "r1"}),
+        "other_tasks": made["other_tasks"],
     })
     stale = _with_metadata(solver, work / "stale", model={"name": "stale", "revision": "r1"})
     path = next(stale.rglob("samples_implicit_hop_scope_2*.jsonl"))

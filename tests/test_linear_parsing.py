@@ -3,12 +3,13 @@
 Every compiled pattern of ``lurch_tasks.scoring`` (found by introspection, so a new one is covered) and every
 answer format's real ``score`` run on adversarial families (runs of spaces, tabs, newlines and markup after
 answer markers, thousands of near-markers, digit and colon runs, unclosed brackets, ``Day 1, 10:`` repeats, ...)
-at 1, 4, 16 and 64 KB. Nothing is timed: the cases run in a worker process in which a hang guard stops any case
-that uses ``BUDGET_S`` seconds of the worker's own CPU time (other load on the machine does not count). A linear
-case takes at most a few tens of ms at 64 KB; a quadratic one takes over 4 s there even when each backtracking
-step is the regex engine's cheapest (the old ``answers._ARROW`` on 64 KB of hyphens: 4.4 s), and a cubic one
-hours (the old ``mcq._MARKER``: 55 s at 3.2 KB). The rewritten patterns are also checked to read every text as
-the old ones did.
+at 1, 4, 16 and 64 KB (the thousands of pattern cases: 32 KB at most, with a quarter of the budget). Nothing is
+timed: the cases run in a worker process in which a hang guard stops any case that uses ``BUDGET_S`` seconds of
+the worker's own CPU time (other load on the machine does not count). A linear case takes at most a few tens of
+ms at 64 KB (a pattern at most ~15 ms at 32 KB); a quadratic one takes over 4 s there even when each
+backtracking step is the regex engine's cheapest (the old ``answers._ARROW`` on 64 KB of hyphens: 4.4 s; a
+quarter of that at 32 KB), and a cubic one hours (the old ``mcq._MARKER``: 55 s at 3.2 KB). The rewritten
+patterns are also checked to read every text as the old ones did.
 
     python tests/test_linear_parsing.py patterns|scorers   # the worker by hand: its slow cases, if any
 """
@@ -34,6 +35,10 @@ import lurch_tasks.scoring
 
 BUDGET_S = 1.0  # CPU seconds per case and size: >10x the slowest linear case, 1/4 of the cheapest quadratic
 SIZES = (1_024, 4_096, 16_384, 65_536)
+# The ~7000 pattern cases at half the largest size and a quarter of the budget: the same margins (>10x the
+# slowest linear pattern case, 1/4 of the cheapest quadratic one) at half the worker's time.
+PATTERN_BUDGET_S = BUDGET_S / 4
+PATTERN_SIZES = (1_024, 4_096, 16_384, 32_768)
 ROOT = Path(__file__).resolve().parents[1]
 
 # Runs on their own and after a seed: whitespace, markup, digits, separators and brackets a model may loop on.
@@ -135,6 +140,7 @@ def worker(kind: str) -> int:
     (its larger sizes and, for a pattern, its other cases are skipped: one slow case is enough), then ``DONE``.
     How long the cases take is for ``scripts/bench_scoring.py --growth``, not for this guard."""
     count = 0
+    sizes, budget = (PATTERN_SIZES, PATTERN_BUDGET_S) if kind == "patterns" else (SIZES, BUDGET_S)
     if kind == "patterns":
         groups = [(name, [(f"{name}: {case}", lambda size, p=pattern, make=make: _finditer_all(p, make(size)))
                           for case, make in pattern_cases(pattern)]) for name, pattern in scoring_patterns().items()]
@@ -143,9 +149,9 @@ def worker(kind: str) -> int:
     for _, cases in groups:
         for case, run in cases:
             count += 1
-            for size in SIZES:
+            for size in sizes:
                 # slow only when over budget twice: a one-off pause is no failure
-                if not any(finishes_within(lambda run=run, size=size: run(size)) for _ in range(2)):
+                if not any(finishes_within(lambda run=run, size=size: run(size), budget) for _ in range(2)):
                     print(f"SLOW {case} at {size // 1024} KB", flush=True)
                     break
             else:
@@ -186,6 +192,9 @@ def test_the_worker_stops_a_super_linear_pattern():
     # The budget really stops a stalled regex: a nested quantifier on 30 "a"s and a "!" would run for hours.
     assert not finishes_within(lambda: re.match(r"(a+)+$", "a" * 30 + "!"), budget=0.5)
     assert finishes_within(lambda: re.match(r"a++$", "a" * 65_536 + "!"), budget=5.0)
+    # The pattern cases' smaller size and budget still stop the cheapest quadratic: the old arrow on hyphens.
+    old_arrow = OLD["answers._ARROW"][0]
+    assert not finishes_within(lambda: _finditer_all(old_arrow, "-" * PATTERN_SIZES[-1]), budget=PATTERN_BUDGET_S)
 
 
 # --- the known attacks read as defined ----------------------------------------------------------------------

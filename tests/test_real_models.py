@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from in_process import lurch_in_process
 from offline_tokenizers import smollm2_gguf, tokenizer_specs
 
 from lurch_tasks.core.budget import prompt_meter
@@ -69,8 +70,8 @@ def test_chat_template_needs_a_tokenizer_that_has_one():
 def test_cli_generate_with_the_gguf_tokenizer(tmp_path):
     gguf = smollm2_gguf()
     for config in ("find_the_origin", "memory_drift_edge"):
-        proc = subprocess.run([LURCH, "generate", "--config", config, "--n", "2", "--set", f"tokenizer={gguf}"],
-                              capture_output=True, text=True, timeout=300)
+        # in this process: the CLI reads the GGUF tokenizer once (cached), not once per process
+        proc = lurch_in_process("generate", "--config", config, "--n", "2", "--set", f"tokenizer={gguf}")
         assert proc.returncode == 0, proc.stderr
         rows = [json.loads(line) for line in proc.stdout.splitlines()]
         counter = get_token_counter(str(gguf))

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from lurch_evals_one_process import lurch_evals
 
 from lurch_tasks.scoring.judge import judge_messages, parse_judge_spec, parse_verdict
 
@@ -26,10 +27,10 @@ def run(*args: str) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("runs")
-    for model in ("lurch-solver", "lurch-random"):
-        done = run("eval", "--model", model, "--tasks", "recon_conflict,recon_chain", "--metadata", METADATA,
-                   "--output_path", str(root / model), "--log_samples")
-        assert done.returncode == 0, done.stderr[-3000:]
+    # both runs in one process (lurch_evals_one_process): lm-eval is imported once
+    lurch_evals([["--model", model, "--tasks", "recon_conflict,recon_chain", "--metadata", METADATA,
+                  "--output_path", str(root / model), "--log_samples"] for model in ("lurch-solver", "lurch-random")],
+                timeout=900)
     return root
 
 

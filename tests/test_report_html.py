@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from browser import check_page, leftover_browser_processes, require_browser
 from hf_tiny import build_tiny_gpt2
+from lurch_evals_one_process import lurch_evals
 
 pytestmark = pytest.mark.slow
 
@@ -30,18 +31,18 @@ def run(*args: str) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("runs")
-    for model in ("lurch-solver", "lurch-random"):
-        # memory_drift's tasks through their family groups: --limit 8 per task (the umbrella counts per family)
-        done = run("eval", "--model", model, "--tasks", "find_the_origin_suite,memory_drift_graph,implicit_hop,recon",
-                   "--limit", "8", "--log_samples",
-                   "--output_path", str(root / model))
-        assert done.returncode == 0, done.stderr[-3000:]
     tiny = build_tiny_gpt2(root / "tiny_gpt2")
-    done = run("eval", "--model", "hf", "--model_args", f"pretrained={tiny},tokenizer={tiny},dtype=float32",
-               "--device", "cpu", "--tasks", "find_the_origin", "--limit", "4", "--gen_kwargs", "max_gen_toks=8",
-               "--metadata", json.dumps({"max_seq_lengths": [768, 1024], "num_samples": 1}), "--log_samples",
-               "--output_path", str(root / "hf"))
-    assert done.returncode == 0, done.stderr[-3000:]
+    # memory_drift's tasks through their family groups: --limit 8 per task (the umbrella counts per family). The
+    # three runs share one process (lurch_evals_one_process): lm-eval is imported once, not three times.
+    lurch_evals([
+        *(["--model", model, "--tasks", "find_the_origin_suite,memory_drift_graph,implicit_hop,recon",
+           "--limit", "8", "--log_samples", "--output_path", str(root / model)]
+          for model in ("lurch-solver", "lurch-random")),
+        ["--model", "hf", "--model_args", f"pretrained={tiny},tokenizer={tiny},dtype=float32",
+         "--device", "cpu", "--tasks", "find_the_origin", "--limit", "4", "--gen_kwargs", "max_gen_toks=8",
+         "--metadata", json.dumps({"max_seq_lengths": [768, 1024], "num_samples": 1}), "--log_samples",
+         "--output_path", str(root / "hf")],
+    ], timeout=900)
     return root
 
 

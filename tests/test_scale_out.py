@@ -15,6 +15,7 @@ from pathlib import Path
 
 import datasets
 import pytest
+from in_process import lurch_in_process
 
 from lurch_tasks.core.cells import cell_at
 from lurch_tasks.core.registry import get_family
@@ -34,6 +35,13 @@ ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "RAY_USA
 def lurch(*args: str, **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "lurch_tasks.cli", *args], capture_output=True, text=True, env=ENV,
                           timeout=600, **kwargs)
+
+
+def lurch_here(*args: str) -> subprocess.CompletedProcess:
+    """`lurch` in this process (tests/in_process.py) where a separate process is not the point: the one-machine
+    runs, finalize, validate and --resume after a kill. Shards that run at once, runs to kill and the one-line
+    errors (their whole stderr) keep their own processes."""
+    return lurch_in_process(*args)
 
 
 def start(*args: str) -> subprocess.Popen:
@@ -61,7 +69,7 @@ def one_line_error(result: subprocess.CompletedProcess) -> str:
 def reference(tmp_path_factory) -> dict[str, str]:
     """The one-machine run every other way of writing must reproduce."""
     out = tmp_path_factory.mktemp("reference") / "data"
-    made = lurch("materialize", *config_args(), "--out", str(out), "--quiet")
+    made = lurch_here("materialize", *config_args(), "--out", str(out), "--quiet")
     assert made.returncode == 0, made.stderr
     files = digests(out)
     assert sum(name.endswith(".parquet") for name in files) == FILES  # 4 files of 3 rows per config
@@ -103,7 +111,7 @@ def crash(process: subprocess.Popen) -> None:
 
 def not_accepted(out: Path, tmp_path: Path) -> None:
     """An unfinished run leaves nothing that `lurch validate` or `load_dataset` would accept."""
-    assert lurch("validate", str(out), "--quiet").returncode != 0
+    assert lurch_here("validate", str(out), "--quiet").returncode != 0
     for name in CONFIGS:
         with pytest.raises(Exception):  # noqa: B017 - whatever datasets raises, it must not load
             datasets.load_dataset(str(out), name, split="test", cache_dir=str(tmp_path / "hf-cache"))
@@ -179,11 +187,11 @@ def test_three_shard_processes_write_the_one_machine_bytes(reference, tmp_path) 
         assert f"shard {k} of 3: wrote" in stdout
     assert not out.exists()  # nothing in --out before finalize
     not_accepted(out, tmp_path)
-    done = lurch("materialize", "--finalize", str(out), "--quiet")
+    done = lurch_here("materialize", "--finalize", str(out), "--quiet")
     assert done.returncode == 0, done.stderr
     assert digests(out) == reference
     assert sorted(p.name for p in tmp_path.iterdir() if p.name != "hf-cache") == ["data"]  # staging removed
-    assert lurch("validate", str(out), "--quiet").returncode == 0
+    assert lurch_here("validate", str(out), "--quiet").returncode == 0
 
 
 def test_finalize_names_missing_and_duplicated_shards(tmp_path) -> None:
@@ -192,9 +200,9 @@ def test_finalize_names_missing_and_duplicated_shards(tmp_path) -> None:
                "--quiet"]  # 4 files of 3 rows
     assert "no sharded run" in one_line_error(lurch("materialize", "--finalize", str(out)))
     for shard in (0, 2):
-        assert lurch("materialize", *options, "--shard", str(shard), "--num-shards", "3").returncode == 0
+        assert lurch_here("materialize", *options, "--shard", str(shard), "--num-shards", "3").returncode == 0
     assert "1 of 3 missing: 1;" in one_line_error(lurch("materialize", "--finalize", str(out)))
-    assert lurch("materialize", *options, "--shard", "1", "--num-shards", "4").returncode == 0
+    assert lurch_here("materialize", *options, "--shard", "1", "--num-shards", "4").returncode == 0
     line = one_line_error(lurch("materialize", "--finalize", str(out)))
     assert "duplicated shards" in line and "[0, 2] of 3; [1] of 4" in line
     staging = tmp_path / ".data.lurch-shards"
@@ -202,13 +210,13 @@ def test_finalize_names_missing_and_duplicated_shards(tmp_path) -> None:
     other = one_line_error(lurch("materialize", "--config", "memory_drift_edge", "--out", str(out), "--shard", "1",
                                  "--num-shards", "3"))  # no --limit: another request than the staged run
     assert "another request" in other and str(staging) in other
-    resumed = lurch("materialize", *options, "--shard", "1", "--num-shards", "3", "--resume")
+    resumed = lurch_here("materialize", *options, "--shard", "1", "--num-shards", "3", "--resume")
     files = MaterializeRequest.create(["memory_drift_edge"], limit=12, max_rows_per_file=3).files
     shared = {f.path for f in assign_shards(files, 3)[1]} & {f.path for f in assign_shards(files, 4)[1]}
     assert len(shared) == 1  # shard 1 of 4 finished one of shard 1 of 3's files: --resume keeps it
     assert resumed.returncode == 0 and "kept 1 finished earlier" in resumed.stdout
-    assert lurch("materialize", "--finalize", str(out), "--quiet").returncode == 0
-    assert lurch("validate", str(out), "--quiet").returncode == 0
+    assert lurch_here("materialize", "--finalize", str(out), "--quiet").returncode == 0
+    assert lurch_here("validate", str(out), "--quiet").returncode == 0
     for bad in (["--shard", "3", "--num-shards", "3"], ["--shard", "0"], ["--resume"], ["--address", "auto"]):
         assert one_line_error(lurch("materialize", *options, *bad))
     assert "not allowed with --finalize" in one_line_error(lurch("materialize", "--finalize", str(out), "--config",
@@ -240,12 +248,12 @@ def test_a_killed_shard_resumes_with_the_files_it_finished(tmp_path) -> None:
     crash(process)
     finished = len(staged_files(out))
     assert 1 <= finished < 4, "the kill did not land while the shard was writing"
-    resumed = lurch("materialize", *options, "--resume")
+    resumed = lurch_here("materialize", *options, "--resume")
     assert resumed.returncode == 0, resumed.stderr
     assert f"wrote {4 - finished} file(s), kept {finished} finished earlier" in resumed.stdout
-    assert lurch("materialize", "--finalize", str(out), "--quiet").returncode == 0
+    assert lurch_here("materialize", "--finalize", str(out), "--quiet").returncode == 0
     whole = tmp_path / "whole"
-    assert lurch("materialize", *config_args(["find_the_origin_long"]), "--out", str(whole),
+    assert lurch_here("materialize", *config_args(["find_the_origin_long"]), "--out", str(whole),
                  "--quiet").returncode == 0
     assert digests(out) == digests(whole)
 
@@ -262,8 +270,8 @@ def test_an_fsspec_url_gets_the_same_bytes(tmp_path) -> None:
     paths = [path[len(store.root) + 1:] for path in store.fs.find(store.root)]
     remote = {path: hashlib.sha256(store.read_bytes(path)).hexdigest() for path in sorted(paths)}
     local = tmp_path / "local"
-    assert lurch("materialize", "--config", "memory_drift_edge", "--limit", "12", "--out", str(local),
-                 "--quiet").returncode == 0
+    assert lurch_here("materialize", "--config", "memory_drift_edge", "--limit", "12", "--out", str(local),
+                      "--quiet").returncode == 0
     assert remote == digests(local)
     assert not staging_for(store).exists()
 
@@ -294,8 +302,8 @@ def test_ray_in_process_with_a_local_instance(tmp_path) -> None:
     finally:
         ray.shutdown()
     local = tmp_path / "local"
-    assert lurch("materialize", "--config", "memory_drift_edge", "--limit", "12", "--out", str(local),
-                 "--quiet").returncode == 0
+    assert lurch_here("materialize", "--config", "memory_drift_edge", "--limit", "12", "--out", str(local),
+                      "--quiet").returncode == 0
     assert digests(tmp_path / "ray") == digests(local)
 
 
@@ -338,8 +346,8 @@ def test_ray_missing_is_one_line(tmp_path) -> None:
 
 def test_plan_json_records_the_request(tmp_path) -> None:
     out = tmp_path / "data"
-    assert lurch("materialize", "--config", "memory_drift_edge", "--limit", "8", "--set", "num_samples=2", "--out",
-                 str(out), "--shard", "0", "--num-shards", "2", "--quiet").returncode == 0
+    assert lurch_here("materialize", "--config", "memory_drift_edge", "--limit", "8", "--set", "num_samples=2", "--out",
+                      str(out), "--shard", "0", "--num-shards", "2", "--quiet").returncode == 0
     stored = json.loads((tmp_path / ".data.lurch-shards" / "plan.json").read_text())
     assert stored["request"]["configs"] == ["memory_drift_edge"] and stored["request"]["limit"] == 8
     assert stored["request"]["overrides"] == {"num_samples": 2}

@@ -8,12 +8,10 @@ re-score identically.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from lurch_evals_one_process import lurch_evals
 from offline_tokenizers import smollm2_gguf
 
 from lurch_tasks.core.budget import prompt_meter
@@ -36,28 +34,36 @@ OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFL
            "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
-@pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    return _run(tmp_path_factory, "")
-
-
-@pytest.fixture(scope="module")
-def run_think(tmp_path_factory):
-    """The same run with lm-eval's ``think_end_token`` model argument (issue 28): SmolLM2 does not think."""
-    return _run(tmp_path_factory, f",think_end_token={THINK_END}", THINK_TASKS)
-
-
 THINK_END = "</think>"
 # The token's path (lm-eval strips, our scorers strip with the stamped token) is shared by every family: one
 # task whose answers are parsed (ImplicitHop's count join) keeps the second model run short.
 THINK_TASKS = ("implicit_hop_count",)
 
 
-def _run(tmp_path_factory, extra_model_args: str, tasks: tuple[str, ...] = TASKS):
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """The plain run and the same run with lm-eval's ``think_end_token`` model argument (issue 28; SmolLM2 does
+    not think), both through `lurch eval` in ONE process that reads the model once (lurch_evals_one_process):
+    a second process spent most of its time importing lm-eval and dequantizing the GGUF again."""
+    outs = [tmp_path_factory.mktemp("smollm2"), tmp_path_factory.mktemp("smollm2-think")]
+    argvs = [_argv(outs[0], ""), _argv(outs[1], f",think_end_token={THINK_END}", THINK_TASKS)]
+    return list(zip(outs, lurch_evals(argvs, env=OFFLINE, timeout=1200), strict=True))
+
+
+@pytest.fixture(scope="module")
+def run(runs):
+    return runs[0]
+
+
+@pytest.fixture(scope="module")
+def run_think(runs):
+    return runs[1]
+
+
+def _argv(out: Path, extra_model_args: str, tasks: tuple[str, ...] = TASKS) -> list[str]:
+    """`lurch eval`'s arguments (after ``eval``)."""
     gguf = smollm2_gguf()
-    out = tmp_path_factory.mktemp("smollm2")
-    argv = [
-        str(Path(sys.executable).parent / "lurch"), "eval",
+    return [
         "--model", "hf",
         "--model_args", f"pretrained={gguf.parent},gguf_file={gguf.name},dtype=float32{extra_model_args}",
         "--device", "cpu",
@@ -70,9 +76,6 @@ def _run(tmp_path_factory, extra_model_args: str, tasks: tuple[str, ...] = TASKS
         "--output_path", str(out),
         "--log_samples",
     ]
-    proc = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, **OFFLINE}, timeout=900)
-    assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
-    return out, proc
 
 
 def _samples(out: Path, task: str) -> list[dict]:
