@@ -220,8 +220,8 @@ def summable(meter: PromptMeter) -> bool:
 @lru_cache(maxsize=16)
 def words_summable(tokenizer: str) -> bool:
     """True when a newline before a non-space character always ends a piece of the tokenizer's pre-tokenizer
-    (``sums_over_lines``: every line starts and ends with a quote) and every vocabulary word is ASCII letters, holding no
-    added token's text. Then a line's pieces are the same wherever it stands, the cut before its target word
+    (``sums_over_lines``: every line starts and ends with a quote) and every vocabulary word is ASCII letters,
+    holding no added token's text. Then a line's pieces are the same wherever it stands, the cut before its target word
     (after the piece `` "``) is a piece boundary, so the table's two parts count it exactly, and every last line
     ends like the probe's (a letter, a quote, the blank line), so the frame and the context's tokens are the
     probe's wherever the question follows."""

@@ -672,12 +672,11 @@ def _generate(config: ImplicitHopConfig, seed: int, split: str, index: int, conf
                                      parts.token_starts(last) + len(head) + context_before])
             meter.remember(fitted.text, StartsEncoded(starts))
         else:  # the instance records the prompt's and the context's tokens only: two cuts, summed
-            last_starts = parts.token_starts(last)
-            before_last = head_tokens + sum(costs[i] for i in order[:-1])
-            in_last = int(np.searchsorted(last_starts, len(lines[order[-1]]), side="left"))
-            context_end = len(head) + context_before + len(lines[order[-1]])
-            meter.remember(fitted.text, CutsEncoded(before_last + len(last_starts),
-                                                    ((len(head), head_tokens), (context_end, before_last + in_last))))
+            summed = line_sum.prompt([lines[i] for i in order], [costs[i] for i in order], tail)
+            head_tokens = line_sum.head_tokens
+            meter.remember(fitted.text, CutsEncoded(summed.tokens, ((len(head), head_tokens),
+                                                                    (summed.context_span[1],
+                                                                     head_tokens + summed.context_tokens))))
     return _instance(config, config_name, seed, split, index, cell, kb, question_drawn, required, lines, order,
                      layout, meter, fitted.text, question, setup, near_misses, reference, facts, len(decoys), balanced,
                      (hop, missing))
