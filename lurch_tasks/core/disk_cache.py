@@ -167,6 +167,15 @@ def cached_table(name: str, key: Mapping[str, object], build: Callable[[], dict[
     return arrays
 
 
+def tokenizer_table(name: str, table_stamp: str | None, key: Mapping[str, object],
+                    build: Callable[[], dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """``cached_table`` of a table derived from a tokenizer, under its content key (``TokenCounter.table_stamp``)
+    beside ``key``; built in memory for a tokenizer without one (a slow Hugging Face tokenizer)."""
+    if table_stamp is None:
+        return build()
+    return cached_table(name, {**key, "tokenizer": table_stamp}, build)
+
+
 def read_table(name: str, key: Mapping[str, object], root: Path | None | bool = True) -> dict[str, np.ndarray] | None:
     """The arrays of a valid cached table of ``key``, else None (no cache, missing, unreadable, not ours)."""
     folder = cache_root() if root is True else root

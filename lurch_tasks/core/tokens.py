@@ -200,6 +200,16 @@ class TokenCounter(Protocol):
     @property
     def splits_like_gpt2(self) -> bool: ...
 
+    def holds_added_text(self, text: str) -> bool:
+        """Whether ``text`` holds the text of a token the encoder matches before splitting (an added token)."""
+        ...
+
+    @property
+    def table_stamp(self) -> str | None:
+        """A content key of the tokenization for tables derived from it and cached on disk
+        (``core.disk_cache.tokenizer_table``); None: such tables are built in memory."""
+        ...
+
 
 def char_starts(text: str, byte_starts: np.ndarray) -> np.ndarray:
     """Character offsets of tokens that start at ``byte_starts`` of ``text`` in UTF-8."""
@@ -275,6 +285,9 @@ class TiktokenCounter:
     @property
     def splits_like_gpt2(self) -> bool:
         return CL100K_RULES.splits_like_gpt2
+
+    def holds_added_text(self, text: str) -> bool:
+        return False  # counted as ordinary text: a special token's text is split like any other text
 
     def chat_prompt(self, text: str) -> str:
         raise ValueError(f"chat_template: {self.name} has no chat template; allowed: false, or a Hugging Face "

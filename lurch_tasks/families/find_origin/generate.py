@@ -229,8 +229,7 @@ def words_summable(tokenizer: str) -> bool:
     words = load_words(VOCABULARY[0])
     if not sums_over_lines(counter, "\n", [render_line(*PROBE_LINE)]) or not all(map(_LETTERS.fullmatch, words)):
         return False
-    holds_added = getattr(counter, "holds_added_text", None)
-    return holds_added is None or not holds_added("\n".join(words))
+    return not counter.holds_added_text("\n".join(words))
 
 
 _LETTERS = re.compile(r"[A-Za-z]+")

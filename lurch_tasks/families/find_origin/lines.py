@@ -16,7 +16,7 @@ import numpy as np
 
 from ... import __version__
 from ...core import tokens as _tokens_module
-from ...core.disk_cache import cached_table, file_stamp
+from ...core.disk_cache import file_stamp, tokenizer_table
 from ...core.rng import LazyPermutation, StableRng, derive_seed
 from ...core.tokens import TokenCounter, get_token_counter
 from ...core.vocab import load_words, source_hash
@@ -270,13 +270,10 @@ def _cost_table(counter: TokenCounter) -> dict[str, np.ndarray]:
     """``build_cost_table``, read from the disk cache when the tokenizer has a content key (a cold process then
     skips tokenizing ~1 MB of lines); the key covers the words, the code that renders and counts them, and the
     tokenizer."""
-    stamp = getattr(counter, "table_stamp", None)
-    if stamp is None:
-        return build_cost_table(counter)
     here = Path(__file__).parent
-    key = {"tokenizer": stamp, "words": source_hash(VOCABULARY), "lurch_tasks": __version__,
+    key = {"words": source_hash(VOCABULARY), "lurch_tasks": __version__,
            "code": file_stamp(here / "lines.py", here / "prompt.py", Path(_tokens_module.__file__))}
-    return cached_table("find_origin-link-costs", key, lambda: build_cost_table(counter))
+    return tokenizer_table("find_origin-link-costs", counter.table_stamp, key, lambda: build_cost_table(counter))
 
 
 @lru_cache(maxsize=8)

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from ...core.budget import joined_costs, joined_starts
-from ...core.disk_cache import cached_table, file_stamp
+from ...core.disk_cache import cached_table, file_stamp, tokenizer_table
 from ...core.vocab import source_hash
 from .prompt import PROFILE_SEPARATOR
 from .world import VOCABULARY, Cue, Person, World, WorldSpec, compose_profile
@@ -107,11 +107,8 @@ def texts_digest(texts: Sequence[str]) -> str:
     return digest.hexdigest()
 
 
-def _table_key(texts: Sequence[str], counter) -> dict[str, object] | None:
-    stamp = getattr(counter, "table_stamp", None)
-    if stamp is None:
-        return None
-    return {"texts": texts_digest(texts), "separator": PROFILE_SEPARATOR, "tokenizer": stamp}
+def _table_key(texts: Sequence[str]) -> dict[str, object]:
+    return {"texts": texts_digest(texts), "separator": PROFILE_SEPARATOR}
 
 
 def profile_cost_table(texts: Sequence[str], counter) -> tuple[int, ...]:
@@ -119,8 +116,7 @@ def profile_cost_table(texts: Sequence[str], counter) -> tuple[int, ...]:
     def build() -> dict[str, np.ndarray]:
         return {"costs": np.array(joined_costs(list(texts), counter, PROFILE_SEPARATOR), dtype=np.int64)}
 
-    key = _table_key(texts, counter)
-    arrays = build() if key is None else cached_table("graph-profile-costs", key, build)
+    arrays = tokenizer_table("graph-profile-costs", counter.table_stamp, _table_key(texts), build)
     return tuple(arrays["costs"].tolist())
 
 
@@ -131,7 +127,6 @@ def profile_starts_table(texts: Sequence[str], counter) -> tuple[np.ndarray, ...
         flat = np.concatenate(starts) if starts else np.zeros(0, dtype=np.int32)
         return {"starts": flat.astype(np.int32), "counts": np.array([len(s) for s in starts], dtype=np.int64)}
 
-    key = _table_key(texts, counter)
-    arrays = build() if key is None else cached_table("graph-profile-starts", key, build)
+    arrays = tokenizer_table("graph-profile-starts", counter.table_stamp, _table_key(texts), build)
     cuts = np.cumsum(arrays["counts"])[:-1]
     return tuple(np.split(np.asarray(arrays["starts"], dtype=np.int32), cuts))

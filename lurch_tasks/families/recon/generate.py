@@ -17,7 +17,7 @@ from ...core.budget import LineSum, joined_costs, newline_costs, prompt_meter, s
 from ...core.cells import pair_hash, setup_instance
 from ...core.config import config_to_dict
 from ...core.context import evidence_measures, line_char_spans, line_token_ranges, lurch_difficulty
-from ...core.disk_cache import cached_table
+from ...core.disk_cache import tokenizer_table
 from ...core.instance import Instance, instance_id
 from ...core.rng import StableRng, canonical_json, derive_seed
 from ...core.tokens import REFERENCE_TOKENIZER, reference_counter, within_budget_tolerance
@@ -387,12 +387,9 @@ def reference_line_costs(lines: tuple[str, ...]) -> list[int]:
     def build() -> dict[str, np.ndarray]:
         return {"costs": np.array(joined_costs(list(lines), counter, LINE_SEPARATOR), dtype=np.int64)}
 
-    stamp = getattr(counter, "table_stamp", None)
-    if stamp is None:
-        return build()["costs"].tolist()
     digest = hashlib.sha256("\0".join(lines).encode("utf-8")).hexdigest()
-    key = {"lines": digest, "count": len(lines), "separator": LINE_SEPARATOR, "tokenizer": stamp}
-    return cached_table("recon-reference-line-costs", key, build)["costs"].tolist()
+    key = {"lines": digest, "count": len(lines), "separator": LINE_SEPARATOR}
+    return tokenizer_table("recon-reference-line-costs", counter.table_stamp, key, build)["costs"].tolist()
 
 
 def proof_graph(case: CaseFile, question: Question, lines) -> tuple[list[dict], list[list[str]]]:
