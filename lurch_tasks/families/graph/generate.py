@@ -17,10 +17,11 @@ from ...core.rng import StableRng, canonical_json, derive_seed
 from ...core.tokens import get_token_counter, reference_counter, within_budget_tolerance
 from ...scoring.pairs import edge_item
 from .config import DEFAULT_PROMPT_STYLE, Cell, GraphConfig
+from .counting import PromptSums, frame_parts, prompt_sums, sums_exactly
 from .placement import PlacementKnobs, place
 from .prompt import PROFILE_SEPARATOR, prompt_head, render_prompt, render_question
 from .sampling import Unit, independent_distractors, induced_edges, sample_units
-from .tables import profile_cost_table, profile_starts_table, stored_units
+from .tables import ProfileTokens, profile_cost_table, profile_starts_table, profile_token_table, stored_units
 from .world import (
     VOCABULARY,
     Profile,
@@ -65,15 +66,20 @@ def _world_units(spec: WorldSpec, parameter: int, seed: int) -> tuple[World, tup
     return world, stored_units(spec, parameter, seed, lambda: sample_units(world.graph, spec.task, parameter))
 
 
-def profile_costs(config: GraphConfig, seed: int) -> tuple[int, ...]:
+def profile_costs(config: GraphConfig, seed: int) -> tuple[tuple[int, ...], ProfileTokens | None]:
     return _profile_costs(world_spec(config), config.tokenizer, seed)
 
 
 @lru_cache(maxsize=8)
-def _profile_costs(spec: WorldSpec, tokenizer: str, seed: int) -> tuple[int, ...]:
-    """In-prompt tokens of every profile, counted once per world and tokenizer."""
+def _profile_costs(spec: WorldSpec, tokenizer: str, seed: int) -> tuple[tuple[int, ...], ProfileTokens | None]:
+    """In-prompt tokens of every profile, counted once per world and tokenizer: the fit's estimates and, where
+    prompts can be counted from them (``counting.sums_exactly``), each profile's exact tokens anywhere in a prompt."""
     world = _build_world(spec, seed)
-    return profile_cost_table([p.text for p in world.profiles], get_token_counter(tokenizer))
+    texts = [p.text for p in world.profiles]
+    counter = get_token_counter(tokenizer)
+    if texts and sums_exactly(counter, texts):
+        return profile_token_table(texts, counter)
+    return profile_cost_table(texts, counter), None
 
 
 @lru_cache(maxsize=8)
@@ -138,7 +144,8 @@ def generate(config: GraphConfig, seed: int, split: str, index: int, config_name
     meter = prompt_meter(config.tokenizer, config.chat_template)
     planned = _plan_decoys(world, imitated, pool, StableRng(derive_seed(rng_seed, "decoys")))
     profiles = list(world.profiles)  # as rendered: near_miss holders get their decoy version below
-    costs = list(profile_costs(config, world_seed))
+    estimates, exact = profile_costs(config, world_seed)
+    costs = list(estimates)
     fit_costs = list(costs)
     over_count: dict[int, tuple[int, int]] = {}  # holder -> tokens the fit over-counts (plain, near_miss)
     # A decoy replaced one sentence inside the holder's profile: its cost moves as much (one batch of counts).
@@ -152,6 +159,9 @@ def generate(config: GraphConfig, seed: int, split: str, index: int, config_name
         if config.decoys == "near_miss":
             profiles[holder] = entry["profile"]
     texts = [profile.text for profile in profiles]
+    sums = None if exact is None else prompt_sums(
+        meter, world.profiles[0].text, exact,
+        {entry["person"]: texts[entry["person"]] for entry in planned} if config.decoys == "near_miss" else {})
     # The context is fit to the prompt of the default style, so the prompt styles of a matched pair share it
     # (prompt_style is a compared knob); another style's request is longer by a few dozen tokens (prompt_tokens).
     fit_question = render_question(config.task, DEFAULT_PROMPT_STYLE)
@@ -161,13 +171,14 @@ def generate(config: GraphConfig, seed: int, split: str, index: int, config_name
     # Controls: the kept members go anywhere (``random``): a lone member under ``scatter`` would lean to the front.
     knobs = PlacementKnobs("random") if control else placement_knobs(config)
     order, distractor_count = _fit(config, texts, chosen, pool, fit_costs, cell.context_tokens,
-                                   derive_seed(rng_seed, "placement"), over_count, meter, fit_question, frame, knobs)
+                                   derive_seed(rng_seed, "placement"), over_count, meter, fit_question, frame, knobs,
+                                   sums)
     in_prompt = set(order)
     decoys = [{k: v for k, v in d.items() if k not in ("person", "profile", "sentence", "replaced")} for d in planned
               if d["person"] in in_prompt] if config.decoys == "near_miss" else []
     return _instance(config, config_name, seed, world_seed, split, index, cell, world, profiles, chosen, order,
                      meter, distractor_count, decoys, rng_seed, cfg_hash, src_hash, setup.pair_key,
-                     matched if control else None)
+                     matched if control else None, sums)
 
 
 def _unlinked_members(units: list[Unit], neighbours) -> list[Unit]:
@@ -227,14 +238,13 @@ def _plan_decoys(world: World, cue_ids: list[int], pool: list[int], rng: StableR
     return planted
 
 
-@lru_cache(maxsize=256)
 def frame_tokens(tokenizer: str, chat_template: bool, num_people: int, question: str, probe: str,
                  probe_cost: int) -> int:
     """Tokens of a prompt beyond its profiles (instructions, question, chat template, merges at the list's
     ends), measured on a prompt of one profile whose in-prompt cost is ``probe_cost``; once per world and
     question, not per instance (in cl100k exactly what it is in every prompt: a profile starts and ends
     where the tokenizer splits anyway)."""
-    return prompt_meter(tokenizer, chat_template).count(render_prompt(probe, num_people, question)) - probe_cost
+    return frame_parts(tokenizer, chat_template, num_people, question, probe, probe_cost)[0]
 
 
 MAX_FIT_ROUNDS = 4  # refits with the measured frame; one usually suffices (the frame moves by a token or two)
@@ -242,7 +252,7 @@ MAX_FIT_ROUNDS = 4  # refits with the measured frame; one usually suffices (the 
 
 def _fit(config: GraphConfig, texts: list[str], units: list[Unit], pool: list[int], costs: list[int],
          budget: int, placement_seed: int, over_count: dict[int, tuple[int, int]], meter: PromptMeter,
-         question: str, frame: int, knobs: PlacementKnobs) -> tuple[list[int], int]:
+         question: str, frame: int, knobs: PlacementKnobs, sums: PromptSums | None) -> tuple[list[int], int]:
     """The prompt's people in order, with the most distractors (in pool order) that keep the whole prompt
     within ``budget`` tokens, and how many distractors that is.
 
@@ -250,12 +260,17 @@ def _fit(config: GraphConfig, texts: list[str], units: list[Unit], pool: list[in
     template, merges at the list's ends) is the *frame*, estimated by ``frame`` (see ``frame_tokens``),
     then measured from the rendered prompt and refit until it stops moving. ``over_count``: per decoy
     holder, tokens by which ``costs`` over-count its rendered profile in either decoy mode; the gap is
-    closed that much tighter, so both modes land within the tolerance."""
-    fixed = sum(costs[p] for unit in units for p in unit)
+    closed that much tighter, so both modes land within the tolerance. ``sums``: count prompts from the
+    profiles' tokens (``counting``) instead of rendering and tokenizing them; the same counts."""
+    members = [p for unit in units for p in unit]
+    fixed = sum(costs[p] for p in members)
 
-    def render(taken: list[int], n: int) -> str:
+    def count(taken: list[int], n: int) -> int:
+        """Tokens of the prompt of the units and the first ``n`` distractors taken."""
+        if sums is not None:
+            return sums.count([*members, *taken[:n]], len(members) + n, question)
         order = place(units, taken[:n], knobs, StableRng(placement_seed))
-        return render_prompt(PROFILE_SEPARATOR.join(texts[p] for p in order), len(order), question)
+        return meter.count(render_prompt(PROFILE_SEPARATOR.join(texts[p] for p in order), len(order), question))
 
     if fixed + frame > budget:
         raise ValueError(f"context_tokens: {budget} is too small for {len(units)} {config.task} units "
@@ -265,12 +280,12 @@ def _fit(config: GraphConfig, texts: list[str], units: list[Unit], pool: list[in
     taken: list[int] = []
     for _ in range(MAX_FIT_ROUNDS):
         taken = _select(pool, costs, budget - fixed - frame, tolerance, over_count)
-        tokens = meter.count(render(taken, len(taken)))
+        tokens = count(taken, len(taken))
         measured = tokens - fixed - sum(costs[p] for p in taken)
         if within_budget_tolerance(tokens, budget) or measured == frame:
             break
         frame = measured
-    fitted = settle_to_budget(lambda n: render(taken, n), meter.count, len(taken), budget, 0, len(taken))
+    fitted = settle_to_budget(lambda n: n, lambda n: count(taken, n), len(taken), budget, 0, len(taken))
     if not within_budget_tolerance(fitted.tokens, budget):
         room = budget - fixed - frame
         if room < min((costs[p] for p in pool), default=0):
@@ -356,7 +371,7 @@ def _instance(config: GraphConfig, config_name: str, seed: int, world_seed: int,
               world: World,
               profiles: list[Profile], units: list[Unit], order: list[int], meter: PromptMeter,
               distractor_count: int, decoys: list[dict], rng_seed: int, cfg_hash: str, src_hash: str,
-              pair_key: str, matched: int | None) -> Instance:
+              pair_key: str, matched: int | None, sums: PromptSums | None) -> Instance:
     people = world.people
     texts = [profiles[p].text for p in order]
     context = PROFILE_SEPARATOR.join(texts)
@@ -378,13 +393,18 @@ def _instance(config: GraphConfig, config_name: str, seed: int, world_seed: int,
                              if (m, c) in sentence_span} | name_spans)
     question = render_question(config.task, config.prompt_style)
     prompt = render_prompt(context, len(order), question)
+    context_start = len(prompt_head(len(order)))
+    if sums is not None:  # the prompt's and its context's tokens summed, the evidence offsets laid end to end
+        encoding = sums.encoding(prompt, order, question, len(context))
+        reference = context_reference_starts(world_spec(config), world_seed, world, profiles, order)
+        evidence = measure_evidence(reference, 0, len(context), evidence_chars)
     # One encoding of the prompt (the fit's own, for the default style) gives its exact length, the
     # context's tokens and the evidence offsets.
-    encoding = meter.encode(prompt)
-    context_start = len(prompt_head(len(order)))
-    if meter.reads_reference:
+    elif meter.reads_reference:
+        encoding = meter.encode(prompt)
         evidence = measure_evidence(meter.reference_starts(prompt), context_start, len(context), evidence_chars)
     else:
+        encoding = meter.encode(prompt)
         reference = context_reference_starts(world_spec(config), world_seed, world, profiles, order)
         evidence = measure_evidence(reference, 0, len(context), evidence_chars)
     token_start = {(s["start"], s["end"]): s["token_start"] for s in evidence.spans}

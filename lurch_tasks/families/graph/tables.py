@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...core.budget import joined_costs, joined_starts
+from ...core.budget import joined_costs, joined_starts, joined_tokens
 from ...core.disk_cache import cached_table, file_stamp, tokenizer_table
 from ...core.vocab import source_hash
 from .prompt import PROFILE_SEPARATOR
@@ -130,3 +130,47 @@ def profile_starts_table(texts: Sequence[str], counter) -> tuple[np.ndarray, ...
     arrays = tokenizer_table("graph-profile-starts", counter.table_stamp, _table_key(texts), build)
     cuts = np.cumsum(arrays["counts"])[:-1]
     return tuple(np.split(np.asarray(arrays["starts"], dtype=np.int32), cuts))
+
+
+# What follows every profile of a prompt: another profile's name or the request, a non-whitespace character.
+NEXT_TEXT = "A"
+
+
+@dataclasses.dataclass(frozen=True)
+class ProfileTokens:
+    """Per profile: its in-prompt tokens wherever it stands (``costs``) and how many of them start in the separator
+    after it (``tails``: tokens of the context's last profile that lie beyond the context)."""
+
+    costs: tuple[int, ...]
+    tails: tuple[int, ...]
+
+
+def in_prompt_tokens(texts: Sequence[str], counter) -> ProfileTokens:
+    """One tokenization of the texts joined by the separator with a non-whitespace text after the last, so that
+    the last one too is measured as a prompt holds it (``joined_costs`` measures it at the text's end, where
+    GPT-2's split reads its trailing newlines as one piece). Exact wherever it stands when the tokenizer cuts
+    before every line break (``generate.sums_exactly``)."""
+    if not texts:
+        return ProfileTokens((), ())
+    joined = joined_tokens([*texts, NEXT_TEXT], counter, PROFILE_SEPARATOR)
+    ends = joined.bounds[1:-1] - len(PROFILE_SEPARATOR)  # each text's end, where its separator starts
+    cuts = joined.cuts
+    in_text = np.searchsorted(joined.starts, ends, side="left") - cuts[:-2]
+    costs = np.diff(cuts)[:-1]
+    return ProfileTokens(tuple(costs.tolist()), tuple((costs - in_text).tolist()))
+
+
+def profile_token_table(texts: Sequence[str], counter) -> tuple[tuple[int, ...], ProfileTokens]:
+    """``joined_costs`` of the profiles (the fit's estimates, as they always were) and their ``in_prompt_tokens``,
+    from one pass over the world (and one over its last profile alone), cached on disk under the tokenizer's stamp.
+    Only for a tokenizer that cuts before every line break: there a profile's tokens are the same in any company,
+    so the two differ at most in the last profile."""
+    def build() -> dict[str, np.ndarray]:
+        exact = in_prompt_tokens(texts, counter)
+        last = joined_costs(list(texts[-1:]), counter, PROFILE_SEPARATOR)
+        return {"costs": np.array(exact.costs, dtype=np.int64), "tails": np.array(exact.tails, dtype=np.int64),
+                "last": np.array(last, dtype=np.int64)}
+
+    arrays = tokenizer_table("graph-profile-tokens", counter.table_stamp, _table_key(texts), build)
+    exact = ProfileTokens(tuple(arrays["costs"].tolist()), tuple(arrays["tails"].tolist()))
+    return exact.costs[:-1] + tuple(arrays["last"].tolist()), exact
