@@ -4,6 +4,7 @@ tokenizers whose every newline before a line ends a piece (``newline_ends_piece`
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -247,3 +248,37 @@ def test_piece_lengths_from_the_bpe_model_are_an_encodings(tokenizers, name):
     found = PieceTable(counter)._model_lengths(words)
     assert found is not None
     assert found == [tuple(counter._byte_lengths[counter._ids(word)].tolist()) for word in words]
+
+
+@pytest.mark.parametrize("name", ["smollm2", "byte_bpe", "cl100k", "cl100k_hf", "sentencepiece"])
+def test_graph_records_one_pass_counts_when_it_sums_them(tokenizers, name):
+    """The graph family fits and measures its prompts from each profile's in-prompt tokens, with no pass over the
+    prompt, where the tokenizer cuts before every line break (all but the SentencePiece one): what it records
+    (prompt and context tokens, evidence offsets in reference tokens) is what one pass gives, decoy holders' rewritten
+    profiles and chat templates included."""
+    from lurch_tasks.core.context import measure_evidence
+    from lurch_tasks.core.tokens import reference_counter
+    from lurch_tasks.families.graph.generate import profile_costs
+    from lurch_tasks.families.graph.prompt import prompt_head
+
+    spec = tokenizers[name]
+    counter = get_token_counter(spec)
+    runs = [("memory_drift_edge_decoys", {}), ("memory_drift_subgraph", {})]
+    if name == "smollm2":
+        runs.append(("memory_drift_edge_decoys", {"chat_template": True}))
+    for config, extra in runs:
+        task = resolve_task(config, {"context_tokens": [4096], "connections": [1, 2], "tokenizer": spec,
+                                     "num_samples": 1, **extra})  # the tiny byte-level BPE fits no more at 4k
+        family = get_family(task.family)
+        for index in range(len(task.config.cells())):
+            row = family.generate(task.config, task.seed, "test", index, task.name)
+            world_seed = json.loads(row.params)["world_seed"]
+            if index == 0:
+                assert (profile_costs(task.config, world_seed)[1] is not None) == (name != "sentencepiece")
+            encoded = PromptMeter(counter, task.config.chat_template).encode(row.prompt)
+            start = len(prompt_head(row.difficulty["num_people"]))
+            assert row.difficulty["prompt_tokens"] == encoded.tokens <= 4096, (config, index)
+            assert row.difficulty["context_tokens"] == encoded.tokens_between(start, start + len(row.context))
+            spans = [(span["start"], span["end"]) for span in row.evidence]
+            measured = measure_evidence(reference_counter().token_starts(row.prompt), start, len(row.context), spans)
+            assert list(row.evidence) == list(measured.spans)

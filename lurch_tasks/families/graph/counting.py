@@ -36,10 +36,18 @@ def sums_exactly(counter: TokenCounter, texts: Iterable[str]) -> bool:
 def frame_parts(tokenizer: str, chat_template: bool, num_people: int, question: str, probe: str,
                 probe_cost: int) -> tuple[int, int]:
     """(tokens of a prompt beyond its profiles, tokens before its context), measured on a prompt of the one profile
-    ``probe`` whose in-prompt cost is ``probe_cost``: once per people count and request, not per instance."""
-    encoding = prompt_meter(tokenizer, chat_template).encode(render_prompt(probe, num_people, question))
-    head = encoding.encoded.first_token_at(encoding.offset + len(prompt_head(num_people)))
-    return encoding.tokens - probe_cost, head
+    ``probe`` whose in-prompt cost is ``probe_cost``: once per people count and request, not per instance. Counts
+    only (no token starts): the tokens before the context are the prompt's less those of the text from the context
+    on, which is cut as a text of its own after the head's line break (exact where ``sums_exactly``)."""
+    meter = prompt_meter(tokenizer, chat_template)
+    prompt = render_prompt(probe, num_people, question)
+    text = meter.model_text(prompt)
+    offset = text.find(prompt) if chat_template else 0
+    if offset < 0:
+        raise ValueError(f"chat_template: the chat template of {tokenizer!r} rewrites the prompt, so its context "
+                         "cannot be located in it; allowed: false")
+    tokens = meter.counter.count(text)
+    return tokens - probe_cost, tokens - meter.counter.count(text[offset + len(prompt_head(num_people)):])
 
 
 @dataclass(frozen=True)
