@@ -541,15 +541,17 @@ def _generate(config: ImplicitHopConfig, seed: int, split: str, index: int, conf
     evidence_ids = list(range(len(required)))
     # Reference costs (the layout's and the dispersion's unit) of the lines a prompt holds, counted as the fit
     # tries them: a line costs the same wherever it stands (``sums_over_lines``), so the rest are never counted.
+    # The evidence lines are counted with the first distractors laid out (one pass, not two): nothing reads their
+    # reference costs before (the frame's layout of no distractors never does).
     need_reference: Callable[[list[int]], object] = lambda rows: None  # noqa: E731
     if meter.reads_reference:
         reference = costs
     elif isinstance(joined, PieceLines) and sums_over_lines(reference_counter(), LINE_SEPARATOR, lines):
         on_demand_reference = ReferenceOnDemand(joined, lines, reference_counter())
-        reference, need_reference = on_demand_reference.need(evidence_ids), on_demand_reference.need
+        reference, need_reference = on_demand_reference.need([]), on_demand_reference.need
     elif sums_over_lines(reference_counter(), LINE_SEPARATOR, lines):
         on_demand = CostsOnDemand(lines, reference_counter(), LINE_SEPARATOR)
-        reference, need_reference = on_demand.need(evidence_ids), on_demand.need
+        reference, need_reference = on_demand.need([]), on_demand.need
     else:
         reference = joined_costs(lines, reference_counter(), LINE_SEPARATOR)
     decoy_ids = list(range(len(required), len(required) + len(decoys)))
@@ -597,7 +599,7 @@ def _generate(config: ImplicitHopConfig, seed: int, split: str, index: int, conf
     def _arranged(chosen: list[int]) -> tuple[Layout, list[int]]:
         # The pool's rank decides which lines fit, not where they stand: in rank order the lines of the next and
         # last relations would crowd the context's start, and the one nearest a late start line would be gold.
-        need_reference(chosen)
+        need_reference([*evidence_ids, *chosen] if chosen else [])
         chosen = StableRng(derive_seed(layout_seed, "places")).shuffled(chosen)
         layout = zero_spread_layout([reference[i] for i in chosen], len(evidence_ids), cell.dispersion, layout_seed,
                                     stratum)
@@ -682,6 +684,7 @@ def _generate(config: ImplicitHopConfig, seed: int, split: str, index: int, conf
             meter.remember(fitted.text, CutsEncoded(summed.tokens, ((len(head), head_tokens),
                                                                     (summed.context_span[1],
                                                                      head_tokens + summed.context_tokens))))
+    need_reference(evidence_ids)  # counted already, unless the prompt holds no distractor
     return _instance(config, config_name, seed, split, index, cell, kb, question_drawn, required, lines, order,
                      layout, meter, fitted.text, question, setup, near_misses, reference, facts, len(decoys), balanced,
                      (hop, missing))
