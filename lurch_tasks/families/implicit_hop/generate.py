@@ -48,7 +48,7 @@ from .competitors import (
 )
 from .config import FACT_TOKENS_ESTIMATE, Cell, ImplicitHopConfig, shape
 from .filler import filler_lines
-from .kb import Fact, KnowledgeBase, build_kb, facts_per_person, render_fact, render_facts
+from .kb import Fact, KnowledgeBase, build_kb, facts_per_person, render_fact, render_facts, type_counts
 from .layout import Layout, disperse
 from .prompt import ask, item_phrase, prompt_head, render_joined, render_prompt, render_question
 from .questions import (
@@ -65,7 +65,7 @@ from .questions import (
 from .schema import BY_ID, COMPARE_RELATIONS, COUNT_RELATIONS, PLURALS, YEAR
 
 FAMILY = "implicit_hop"
-VERSION = "0.6.0"
+VERSION = "0.7.0"
 VOCABULARY = ("english_words.txt", "last_names.txt", "first_names.txt", "cities.txt")  # names avoid these
 COMPARED_KNOBS = ("evidence_order", "question_style")
 LINE_SEPARATOR = "\n"
@@ -73,15 +73,20 @@ KB_SLACK = 1.05  # the knowledge base holds this much more than the budget, so d
 DISPERSION_TOLERANCE = 0.02
 
 
-CHAIN_ROOM = 3  # people per entity the chains pass through: disjoint long chains need room to walk
+CHAIN_ROOM = 5  # entities of the knowledge base per entity the chains pass through: disjoint chains need room
 
 
 def people_for(context_tokens: int, chain_entities: int = 0, years: bool = False) -> int:
     """People of the knowledge base: enough facts (of the relations the context holds) to fill the budget
-    with little left over, and room for the question's chains. Every fact left out is one a question never
-    needs, so a small slack keeps chain entities from being mentioned more often than their peers."""
-    fill = int(context_tokens / (facts_per_person(years) * FACT_TOKENS_ESTIMATE) * KB_SLACK) + 1
-    return max(fill, CHAIN_ROOM * chain_entities)
+    with little left over, and room for the question's chains (``CHAIN_ROOM`` entities of any type per chain
+    entity; every type has at least ten, so a short context's chains rarely need more people than the budget
+    does). Every fact left out is one a question never needs, so a small slack keeps chain entities from being
+    mentioned more often than their peers; a knowledge base no larger than the chains need keeps a short
+    prompt's lines from being drawn, rendered and costed only to be left out."""
+    people = int(context_tokens / (facts_per_person(years) * FACT_TOKENS_ESTIMATE) * KB_SLACK) + 1
+    while sum(type_counts(people).values()) < CHAIN_ROOM * chain_entities:
+        people += 1
+    return people
 
 
 def required_facts(kb: KnowledgeBase, question: Question, order: str, rng: StableRng) -> list[Fact]:
@@ -536,15 +541,17 @@ def _generate(config: ImplicitHopConfig, seed: int, split: str, index: int, conf
     evidence_ids = list(range(len(required)))
     # Reference costs (the layout's and the dispersion's unit) of the lines a prompt holds, counted as the fit
     # tries them: a line costs the same wherever it stands (``sums_over_lines``), so the rest are never counted.
+    # The evidence lines are counted with the first distractors laid out (one pass, not two): nothing reads their
+    # reference costs before (the frame's layout of no distractors never does).
     need_reference: Callable[[list[int]], object] = lambda rows: None  # noqa: E731
     if meter.reads_reference:
         reference = costs
     elif isinstance(joined, PieceLines) and sums_over_lines(reference_counter(), LINE_SEPARATOR, lines):
         on_demand_reference = ReferenceOnDemand(joined, lines, reference_counter())
-        reference, need_reference = on_demand_reference.need(evidence_ids), on_demand_reference.need
+        reference, need_reference = on_demand_reference.need([]), on_demand_reference.need
     elif sums_over_lines(reference_counter(), LINE_SEPARATOR, lines):
         on_demand = CostsOnDemand(lines, reference_counter(), LINE_SEPARATOR)
-        reference, need_reference = on_demand.need(evidence_ids), on_demand.need
+        reference, need_reference = on_demand.need([]), on_demand.need
     else:
         reference = joined_costs(lines, reference_counter(), LINE_SEPARATOR)
     decoy_ids = list(range(len(required), len(required) + len(decoys)))
@@ -592,7 +599,7 @@ def _generate(config: ImplicitHopConfig, seed: int, split: str, index: int, conf
     def _arranged(chosen: list[int]) -> tuple[Layout, list[int]]:
         # The pool's rank decides which lines fit, not where they stand: in rank order the lines of the next and
         # last relations would crowd the context's start, and the one nearest a late start line would be gold.
-        need_reference(chosen)
+        need_reference([*evidence_ids, *chosen] if chosen else [])
         chosen = StableRng(derive_seed(layout_seed, "places")).shuffled(chosen)
         layout = zero_spread_layout([reference[i] for i in chosen], len(evidence_ids), cell.dispersion, layout_seed,
                                     stratum)
@@ -623,8 +630,8 @@ def _generate(config: ImplicitHopConfig, seed: int, split: str, index: int, conf
                 and render_prompt("x", question) == head + "x" + tail)
     predicted: dict[str, int] = {}
     # the prompt's other parts from the same pieces as its lines (``PieceCounter``), when they are pieces
-    parts = PieceCounter(meter.counter) if isinstance(joined, PieceLines) else meter.counter
-    line_sum = LineSum(meter.counter, head, parts) if additive else None
+    line_sum = _line_sum(meter.counter, head, isinstance(joined, PieceLines)) if additive else None
+    parts = line_sum.parts if line_sum else meter.counter
 
     def predicted_tokens(order: list[int]) -> int:
         return line_sum.prompt([lines[i] for i in order], [costs[i] for i in order], tail).tokens
@@ -677,9 +684,24 @@ def _generate(config: ImplicitHopConfig, seed: int, split: str, index: int, conf
             meter.remember(fitted.text, CutsEncoded(summed.tokens, ((len(head), head_tokens),
                                                                     (summed.context_span[1],
                                                                      head_tokens + summed.context_tokens))))
+    need_reference(evidence_ids)  # counted already, unless the prompt holds no distractor
     return _instance(config, config_name, seed, split, index, cell, kb, question_drawn, required, lines, order,
                      layout, meter, fitted.text, question, setup, near_misses, reference, facts, len(decoys), balanced,
                      (hop, missing))
+
+
+_LINE_SUMS: dict[tuple[int, str, bool], tuple[object, LineSum]] = {}
+
+
+def _line_sum(counter, head: str, pieces: bool) -> LineSum:
+    """The ``LineSum`` of a tokenizer and a head, built once per process: counting the head is a tokenizer
+    pass that every instance of a short prompt would otherwise pay again. ``pieces``: its other parts counted
+    from the piece table (``PieceCounter``). Held with the counter, so a counter built again gets its own."""
+    key = (id(counter), head, pieces)
+    held = _LINE_SUMS.get(key)
+    if held is None or held[0] is not counter:
+        held = _LINE_SUMS[key] = (counter, LineSum(counter, head, PieceCounter(counter) if pieces else counter))
+    return held[1]
 
 
 def _first_fit(lines: list[int], costs: list[int], room: int) -> tuple[list[int], list[int]]:
