@@ -89,20 +89,29 @@ class AuditLine:
         return self.score - self.chance
 
 
-def rank_auc(values: Sequence[tuple[float, bool]]) -> float | None:
+def rank_auc(values: Iterable[tuple[float, bool]]) -> float | None:
     """ROC AUC of ``value`` for ``is_gold`` (ties count half); None without both classes."""
-    ordered = sorted(values, key=lambda pair: pair[0])
-    positives = sum(1 for _, gold in ordered if gold)
-    negatives = len(ordered) - positives
+    counts: dict[float, list[int]] = {}  # value -> [samples, gold ones]
+    for value, gold in values:
+        cell = counts.setdefault(value, [0, 0])
+        cell[0] += 1
+        cell[1] += 1 if gold else 0
+    return counted_rank_auc(counts)
+
+
+def counted_rank_auc(by_value: Mapping[float, Sequence[int]]) -> float | None:
+    """:func:`rank_auc` of samples given by value: value -> (how many, how many gold). The one implementation:
+    tied samples share their average rank (ranks i+1..j), groups are summed in ascending value order, so the
+    floats do not depend on whether the samples came one by one or counted."""
+    positives = sum(golds for _, golds in by_value.values())
+    negatives = sum(n for n, _ in by_value.values()) - positives
     if not positives or not negatives:
         return None
     rank_sum, i = 0.0, 0
-    while i < len(ordered):
-        j = i
-        while j < len(ordered) and ordered[j][0] == ordered[i][0]:
-            j += 1
-        mean_rank = (i + 1 + j) / 2  # ranks i+1..j share their average
-        rank_sum += mean_rank * sum(1 for _, gold in ordered[i:j] if gold)
+    for value in sorted(by_value):
+        n, golds = by_value[value]
+        j = i + n
+        rank_sum += (i + 1 + j) / 2 * golds
         i = j
     return (rank_sum - positives * (positives + 1) / 2) / (positives * negatives)
 
@@ -405,24 +414,8 @@ def _categorical_auc(learned: Mapping[tuple[Any, bool], int], pooled: Mapping[tu
         cell = by_value.setdefault(rate.get(label, base), [0, 0])
         cell[0] += n
         cell[1] += n if gold else 0
-    auc = _counted_rank_auc(by_value)
+    auc = counted_rank_auc(by_value)
     return [] if auc is None else [auc]
-
-
-def _counted_rank_auc(by_value: Mapping[float, Sequence[int]]) -> float | None:
-    """:func:`rank_auc` of values given as value -> (how many, how many gold): tied values share their average
-    rank, groups are summed in ascending order, so the floats are rank_auc's."""
-    positives = sum(golds for _, golds in by_value.values())
-    negatives = sum(n for n, _ in by_value.values()) - positives
-    if not positives or not negatives:
-        return None
-    rank_sum, i = 0.0, 0
-    for value in sorted(by_value):
-        n, golds = by_value[value]
-        j = i + n
-        rank_sum += (i + 1 + j) / 2 * golds
-        i = j
-    return (rank_sum - positives * (positives + 1) / 2) / (positives * negatives)
 
 
 def failures(lines: Sequence[AuditLine]) -> list[AuditLine]:
