@@ -554,7 +554,7 @@ class AuditEntry:
 
     @classmethod
     def from_json(cls, data: Any) -> AuditEntry:
-        """An entry read back (from a record on disk); a one-line ValueError unless it is (index, RowMeasure,
+        """An entry read back (from a record on disk); a one-line ValueError unless it is (index, measure,
         calibration). :meth:`TaskAuditor.check` then checks it fits the audit it is absorbed into."""
         value = from_tagged(data)
         if not (isinstance(value, tuple) and len(value) == 3):
@@ -562,8 +562,6 @@ class AuditEntry:
         index, measure, calibration = value
         if not (isinstance(index, int) and not isinstance(index, bool) and index >= 0):
             raise ValueError(f"audit entry: index {_shown(index)} is not allowed; allowed: a row index")
-        if not isinstance(measure, RowMeasure):
-            raise ValueError(f"audit entry {index}: measure {_shown(measure)} is not allowed; allowed: a RowMeasure")
         return cls(index, measure, calibration)
 
 
@@ -670,6 +668,7 @@ class TaskAuditor:
         """A one-line ValueError unless ``entry`` (read back from disk) fits this audit: what :meth:`measure`
         gives, field for field, so that :meth:`absorb` and the result cannot fail on it."""
         try:
+            _need(isinstance(entry.measure, RowMeasure), "measure", entry.measure, "a RowMeasure")
             self._audit.check(entry.measure)
             categorical = sum(1 for probe in self._audit.probes if probe.categorical)
             if self._calibration_task is None:
