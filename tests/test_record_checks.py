@@ -120,7 +120,7 @@ def test_an_oversized_record_is_not_read(tmp_path: Path, monkeypatch: pytest.Mon
     staging, planned = _staging(tmp_path, _record(audit="A" * 2_000))
     with pytest.raises(ValueError) as error:
         hub_shards._valid_record(staging, planned)
-    assert "more than 1000 bytes" in _one_line(error) and "test-00000-of-00001.json" in str(error.value)
+    assert "bytes; allowed: at most 1000 bytes" in _one_line(error) and "test-00000-of-00001.json" in str(error.value)
 
 
 def test_read_json_is_bounded_and_refuses_deep_nesting(tmp_path: Path) -> None:
@@ -129,7 +129,7 @@ def test_read_json_is_bounded_and_refuses_deep_nesting(tmp_path: Path) -> None:
     assert len(store.read_json("big.json")) == 601
     with pytest.raises(ValueError) as error:
         store.read_json("big.json", max_bytes=1_000)
-    assert "more than 1000 bytes" in _one_line(error)
+    assert "big.json: 1203 bytes; allowed: at most 1000 bytes" in _one_line(error)
     (tmp_path / "deep.json").write_text("[" * 200_000 + "]" * 200_000, encoding="utf-8")
     with pytest.raises(ValueError) as error:
         store.read_json("deep.json")

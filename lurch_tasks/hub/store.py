@@ -84,15 +84,18 @@ class Store:
         ``max_bytes`` (a staging folder is read from disk: a corrupt or hostile file must not be read whole)."""
         if not self.is_file(relative):
             return None
-        too_big = (f"{self.path(relative)}: more than {max_bytes} bytes; allowed: at most {max_bytes} bytes, the file "
-                   "lurch wrote (remove the staging folder to start over)")
+        def too_big(size: str) -> ValueError:
+            return ValueError(f"{self.path(relative)}: {size} bytes; allowed: at most {max_bytes} bytes, the file "
+                              "lurch wrote (remove the staging folder to start over)")
+
         try:
-            if self.size(relative) > max_bytes:
-                raise ValueError(too_big)
+            size = self.size(relative)
+            if size > max_bytes:
+                raise too_big(str(size))
             with self.open(relative) as handle:
                 data = handle.read(max_bytes + 1)  # bounded even when the file grew after its size was read
             if len(data) > max_bytes:
-                raise ValueError(too_big)
+                raise too_big(f"more than {max_bytes}")
             return json.loads(data.decode("utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
             raise ValueError(f"{self.path(relative)}: unreadable ({type(error).__name__}); allowed: the file lurch "
