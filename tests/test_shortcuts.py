@@ -23,6 +23,7 @@ from lurch_tasks.core.shortcuts import (
     Shortcut,
     StreamingAudit,
     audit_task,
+    counted_rank_auc,
     format_table,
     rank_auc,
     run_audit,
@@ -64,6 +65,28 @@ def test_rank_auc_hand_cases():
     assert rank_auc([(0, False), (1, True), (1, False), (2, True)]) == pytest.approx(0.875)
     assert rank_auc([(1, True), (2, True)]) is None
 
+
+
+def test_counted_rank_auc_is_rank_auc_of_the_samples():
+    """One implementation: samples one by one and the same samples counted by value give the same float, and
+    both are the pairwise definition (a gold above a non-gold counts 1, a tie half)."""
+    import random
+
+    draw = random.Random(7)
+    for _ in range(50):
+        pairs = [(draw.choice([0.0, 0.25, 0.5, 1.0, 2]), draw.random() < 0.3) for _ in range(draw.randint(2, 40))]
+        counts: dict[float, list[int]] = {}
+        for value, gold in pairs:
+            counts.setdefault(value, [0, 0])[0] += 1
+            counts[value][1] += gold
+        assert rank_auc(pairs) == counted_rank_auc(counts)
+        golds = [v for v, g in pairs if g]
+        others = [v for v, g in pairs if not g]
+        if golds and others:
+            wins = sum((a > b) + 0.5 * (a == b) for a in golds for b in others)
+            assert rank_auc(pairs) == pytest.approx(wins / (len(golds) * len(others)))
+        else:
+            assert rank_auc(pairs) is None
 
 def _toy_rows():
     return [{"prompt": f"p{i}", "answer": str(i % 4)} for i in range(40)]

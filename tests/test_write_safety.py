@@ -209,8 +209,9 @@ def test_planted_records_and_markers_are_not_trusted(capsys, tmp_path):
     assert "shard 1 of 2" in refused(capsys, "materialize", "--finalize", str(out), "--quiet")
     assert "wrote 1 file(s)" in succeeded(capsys, "materialize", *options, "--shard", "1", "--num-shards", "2",
                                           "--resume")  # the planted record is no record: its file is written again
-    line = refused(capsys, "materialize", "--finalize", str(out), "--quiet")
-    assert "incomplete or missing" in line and "shard(s) 0 of 2" in line
+    line = refused(capsys, "materialize", "--finalize", str(out), "--quiet")  # the record, the field, what to do
+    assert "records/memory_drift_edge/test-" in line and "field 'bogus'" in line
+    assert "shard 0 of 2 with --resume" in line
     assert succeeded(capsys, "materialize", *options, "--shard", "0", "--num-shards", "2", "--resume")
     assert succeeded(capsys, "materialize", "--finalize", str(out), "--quiet")
     assert "memory_drift_edge: 4 rows, ok" in succeeded(capsys, "validate", str(out), "--quiet")

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .probe import LearnedProbe, ProbeItem, evaluate
+from .probe import Candidate, CandidateTable, LearnedProbe, ProbeItem, evaluate
 
 MARGIN = 0.05
 PROBE_MARGIN = 0.10
@@ -89,20 +89,29 @@ class AuditLine:
         return self.score - self.chance
 
 
-def rank_auc(values: Sequence[tuple[float, bool]]) -> float | None:
+def rank_auc(values: Iterable[tuple[float, bool]]) -> float | None:
     """ROC AUC of ``value`` for ``is_gold`` (ties count half); None without both classes."""
-    ordered = sorted(values, key=lambda pair: pair[0])
-    positives = sum(1 for _, gold in ordered if gold)
-    negatives = len(ordered) - positives
+    counts: dict[float, list[int]] = {}  # value -> [samples, gold ones]
+    for value, gold in values:
+        cell = counts.setdefault(value, [0, 0])
+        cell[0] += 1
+        cell[1] += 1 if gold else 0
+    return counted_rank_auc(counts)
+
+
+def counted_rank_auc(by_value: Mapping[float, Sequence[int]]) -> float | None:
+    """:func:`rank_auc` of samples given by value: value -> (how many, how many gold). The one implementation:
+    tied samples share their average rank (ranks i+1..j), groups are summed in ascending value order, so the
+    floats do not depend on whether the samples came one by one or counted."""
+    positives = sum(golds for _, golds in by_value.values())
+    negatives = sum(n for n, _ in by_value.values()) - positives
     if not positives or not negatives:
         return None
     rank_sum, i = 0.0, 0
-    while i < len(ordered):
-        j = i
-        while j < len(ordered) and ordered[j][0] == ordered[i][0]:
-            j += 1
-        mean_rank = (i + 1 + j) / 2  # ranks i+1..j share their average
-        rank_sum += mean_rank * sum(1 for _, gold in ordered[i:j] if gold)
+    for value in sorted(by_value):
+        n, golds = by_value[value]
+        j = i + n
+        rank_sum += (i + 1 + j) / 2 * golds
         i = j
     return (rank_sum - positives * (positives + 1) / 2) / (positives * negatives)
 
@@ -220,6 +229,43 @@ class StreamingAudit:
             else:
                 probes.append(rank_auc(probe.features(row)))
         return RowMeasure(slot, measured, row_chance, item, scored, scores, tuple(probes))
+
+    def check(self, measure: RowMeasure) -> None:
+        """A one-line ValueError unless ``measure`` has the shape and types :meth:`measure` gives on this audit: a
+        measure read back from disk is checked before :meth:`absorb` adds it (which would fail mid-sum)."""
+        _need(isinstance(measure.slot, str) and len(measure.slot) <= MAX_LABEL_CHARS, "slot", measure.slot,
+              f"a string of at most {MAX_LABEL_CHARS} characters")
+        _need(measure.measured_chance is None or _is_number(measure.measured_chance), "measured_chance",
+              measure.measured_chance, "null or a number")
+        _need(_is_number(measure.row_chance), "row_chance", measure.row_chance, "a number")
+        shapes = [len(shortcut.variants) for shortcut in self.shortcuts]
+        _need(isinstance(measure.scores, tuple) and [len(v) if isinstance(v, tuple) else -1 for v in measure.scores]
+              == shapes and all(_is_number(x) for v in measure.scores for x in v), "scores", measure.scores,
+              f"per shortcut a tuple of one number per variant ({shapes})")
+        _need(isinstance(measure.probes, tuple) and len(measure.probes) == len(self.probes), "probes",
+              measure.probes, f"a tuple of {len(self.probes)} probe values")
+        for probe, value in zip(self.probes, measure.probes, strict=True):
+            if probe.categorical:
+                _need(_is_labels(value), f"probes[{probe.name}]", value, "(label, gold) counts")
+            else:
+                _need(value is None or _is_number(value), f"probes[{probe.name}]", value, "null or a number")
+        if measure.item is None:
+            _need(measure.scored is None, "scored", measure.scored, "null, as the row has no probe item")
+            return
+        _need(self.learned is not None, "item", measure.item, "null: this audit runs no learned probe")
+        _need(isinstance(measure.scored, dict) and all(isinstance(k, str) for k in measure.scored), "scored",
+              measure.scored, "the row without its text (an object)")
+        item = measure.item
+        _need(isinstance(item, ProbeItem) and all(isinstance(x, str) and len(x) <= MAX_LABEL_CHARS
+                                                 for x in (item.group, item.model, item.report)),
+              "item", item, f"a ProbeItem with group, model and report strings of at most {MAX_LABEL_CHARS} characters")
+        candidates = item.candidates
+        if isinstance(candidates, CandidateTable):
+            return  # a registered table checks its own fields when it is built (e.g. graph's PairTable)
+        _need(isinstance(candidates, tuple) and all(
+            isinstance(c, Candidate) and isinstance(c.answer, str) and isinstance(c.gold, bool)
+            and isinstance(c.features, tuple) and all(_is_number(x) for x in c.features) for c in candidates),
+            "item.candidates", candidates, "a tuple of Candidate(answer string, gold bool, features numbers)")
 
     def absorb(self, measure: RowMeasure) -> None:
         """Add one row's measure; rows must be absorbed in row order (every sum runs in that order)."""
@@ -405,24 +451,43 @@ def _categorical_auc(learned: Mapping[tuple[Any, bool], int], pooled: Mapping[tu
         cell = by_value.setdefault(rate.get(label, base), [0, 0])
         cell[0] += n
         cell[1] += n if gold else 0
-    auc = _counted_rank_auc(by_value)
+    auc = counted_rank_auc(by_value)
     return [] if auc is None else [auc]
 
 
-def _counted_rank_auc(by_value: Mapping[float, Sequence[int]]) -> float | None:
-    """:func:`rank_auc` of values given as value -> (how many, how many gold): tied values share their average
-    rank, groups are summed in ascending order, so the floats are rank_auc's."""
-    positives = sum(golds for _, golds in by_value.values())
-    negatives = sum(n for n, _ in by_value.values()) - positives
-    if not positives or not negatives:
-        return None
-    rank_sum, i = 0.0, 0
-    for value in sorted(by_value):
-        n, golds = by_value[value]
-        j = i + n
-        rank_sum += (i + 1 + j) / 2 * golds
-        i = j
-    return (rank_sum - positives * (positives + 1) / 2) / (positives * negatives)
+MAX_LABEL_CHARS = 1_000  # slots, report keys, probe labels: short names in every family
+
+
+def _shown(value: Any) -> str:
+    text = repr(value) if not isinstance(value, (tuple, list, dict)) else f"a {type(value).__name__} of {len(value)}"
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _need(ok: bool, field: str, value: Any, allowed: str) -> None:
+    if not ok:
+        raise ValueError(f"field {field!r} {_shown(value)} is not allowed; allowed: {allowed}")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float))
+
+
+def _is_label(value: Any) -> bool:
+    if isinstance(value, tuple):
+        return all(_is_label(part) for part in value)
+    if isinstance(value, str):
+        return len(value) <= MAX_LABEL_CHARS
+    return value is None or isinstance(value, (int, float))
+
+
+def _is_labels(value: Any) -> bool:
+    """A categorical probe's value: LabelCounts, or an older run's list of (label, gold) pairs."""
+    if isinstance(value, LabelCounts):
+        return isinstance(value.counts, tuple) and all(
+            isinstance(c, tuple) and len(c) == 3 and _is_label(c[0]) and isinstance(c[1], bool)
+            and isinstance(c[2], int) and not isinstance(c[2], bool) and c[2] >= 0 for c in value.counts)
+    return isinstance(value, (list, tuple)) and all(
+        isinstance(p, (list, tuple)) and len(p) == 2 and _is_label(p[0]) for p in value)
 
 
 def failures(lines: Sequence[AuditLine]) -> list[AuditLine]:
@@ -489,7 +554,14 @@ class AuditEntry:
 
     @classmethod
     def from_json(cls, data: Any) -> AuditEntry:
-        index, measure, calibration = from_tagged(data)
+        """An entry read back (from a record on disk); a one-line ValueError unless it is (index, measure,
+        calibration). :meth:`TaskAuditor.check` then checks it fits the audit it is absorbed into."""
+        value = from_tagged(data)
+        if not (isinstance(value, tuple) and len(value) == 3):
+            raise ValueError(f"audit entry: a {type(value).__name__}; allowed: (index, measure, calibration)")
+        index, measure, calibration = value
+        if not (isinstance(index, int) and not isinstance(index, bool) and index >= 0):
+            raise ValueError(f"audit entry: index {_shown(index)} is not allowed; allowed: a row index")
         return cls(index, measure, calibration)
 
 
@@ -591,6 +663,22 @@ class TaskAuditor:
             calibration = self._audit.calibration_labels(
                 generate_row(self._calibration_task, row["index"], self.split))
         return AuditEntry(row["index"], self._audit.measure(row), calibration)
+
+    def check(self, entry: AuditEntry) -> None:
+        """A one-line ValueError unless ``entry`` (read back from disk) fits this audit: what :meth:`measure`
+        gives, field for field, so that :meth:`absorb` and the result cannot fail on it."""
+        try:
+            _need(isinstance(entry.measure, RowMeasure), "measure", entry.measure, "a RowMeasure")
+            self._audit.check(entry.measure)
+            categorical = sum(1 for probe in self._audit.probes if probe.categorical)
+            if self._calibration_task is None:
+                _need(entry.calibration is None, "calibration", entry.calibration, "null (no categorical probe)")
+            else:
+                _need(isinstance(entry.calibration, tuple) and len(entry.calibration) == categorical
+                      and all(_is_labels(value) for value in entry.calibration), "calibration", entry.calibration,
+                      f"(label, gold) counts of {categorical} categorical probe(s)")
+        except ValueError as error:
+            raise ValueError(f"audit entry {entry.index}: {error}") from None
 
     def absorb(self, entry: AuditEntry) -> None:
         """Add a measured row: the same totals as :meth:`add` on the row, when entries come in row order."""

@@ -20,9 +20,9 @@ import pyarrow.parquet as pq
 from .. import __version__
 from ..core import locks
 from ..core.files import inside
-from ..core.shortcuts import AuditEntry, TaskAuditor, lines_to_json
+from ..core.shortcuts import BULKY_FIELDS, AuditEntry, TaskAuditor, lines_to_json
 from ..core.workers import mortal_children
-from ..dataset_builders._builder import builder_class
+from ..dataset_builders._builder import builder_class, type_mismatches
 from .card import render_card
 from .layout import ConfigSummary, config_dirs, fingerprint, read_summary
 from .manifest import (
@@ -92,12 +92,13 @@ def _audit(request: MaterializeRequest, name: str, build: Store,
     task = request.task(name)
     wanted = audited_positions(request, name)
     auditor = TaskAuditor(task)
+    features = features_of(request, name) if records else None
     for planned in request.config_files(name):
         inside = [p for p in wanted if planned.start <= p < planned.stop]
         if not inside:
             continue
         record = (records or {}).get(planned.path)
-        entries = _entries(record)
+        entries = _entries(record, auditor, features)
         if entries is not None and [entry.index for entry in entries] == inside:
             for entry in entries:
                 auditor.absorb(entry)
@@ -108,14 +109,24 @@ def _audit(request: MaterializeRequest, name: str, build: Store,
     return {"rows": result.rows, "passed": result.passed, "lines": lines_to_json(result.lines)}
 
 
-def _entries(record: FileRecord | None) -> list[AuditEntry] | None:
-    """A record's audit measures; None when it has none or they are unreadable (the rows are then re-read)."""
+def _entries(record: FileRecord | None, auditor: TaskAuditor, features: Any) -> list[AuditEntry] | None:
+    """A record's audit measures; None when it has none or they are unreadable or do not fit the audit (a record
+    is read from disk: the rows are then re-read from the file, whose SHA-256 the record's check matched)."""
     if record is None or record.audit is None:
         return None
     try:
-        return decode_audit(record.audit)
+        entries = decode_audit(record.audit)
+        for entry in entries:
+            auditor.check(entry)
+            scored = entry.measure.scored
+            if scored is not None:  # what the scorer reads: the row's fields, typed as the file's schema
+                text = {key: "" for key in BULKY_FIELDS if key in features}
+                problems = type_mismatches({**scored, **text}, features)
+                if problems:
+                    raise ValueError(f"audit entry {entry.index}: scored row: {problems[0]}")
     except ValueError:
         return None
+    return entries
 
 
 def _read_rows(build: Store, planned: PlannedFile, positions: Sequence[int]) -> Iterator[dict[str, Any]]:

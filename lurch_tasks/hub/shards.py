@@ -40,7 +40,7 @@ from .build import (
 from .manifest import CARD_NAME, MANIFEST_NAME, PLAN_NAME, SHARDS_SUFFIX, manifest_bytes
 from .plan import MaterializeRequest, PlannedFile, assign_shards
 from .store import Store
-from .write import FileRecord
+from .write import FileRecord, record_bytes_cap, shown
 
 SUFFIX = SHARDS_SUFFIX
 LOCKS = "locks"  # in the staging folder: one lock file per shard being written
@@ -116,17 +116,28 @@ def stored_request(staging: Store) -> MaterializeRequest:
     return request
 
 
-def _valid_record(staging: Store, planned: PlannedFile) -> FileRecord | None:
-    """The record of a file that is complete on disk (its size and SHA-256 match), or None."""
-    data = staging.read_json(record_name(planned))
+def _valid_record(staging: Store, planned: PlannedFile, refuse: str | None = None) -> FileRecord | None:
+    """The record of a file that is complete on disk (its size and SHA-256 match), or None. A record that is not
+    what lurch writes is no record (the file is written again), or with ``refuse`` (what to do instead) a one-line
+    ValueError naming the record, the field, its value and what is allowed."""
+    name = record_name(planned)
+    data = staging.read_json(name, max_bytes=record_bytes_cap(planned.rows))
     path = f"build/{planned.path}"
-    if not isinstance(data, dict) or not staging.is_file(path):
+    if data is None or not staging.is_file(path):
         return None
-    try:  # a record is read from disk: one that is not what lurch writes is no record (the file is written again)
+    try:  # a record is read from disk: every field is checked before it is used
         record = FileRecord.from_json(data)
-    except (KeyError, TypeError, ValueError):
-        return None
-    if record.path != planned.path or staging.size(path) != record.size or staging.sha256(path) != record.sha256:
+        if record.path != planned.path:
+            raise ValueError(f"record: field 'path' {shown(record.path)} is not allowed; allowed: {planned.path!r}, "
+                             "the file it records")
+        if record.num_rows != planned.rows:
+            raise ValueError(f"record: field 'num_rows' {record.num_rows} is not allowed; allowed: {planned.rows}, "
+                             "the rows the plan gives the file")
+    except ValueError as error:
+        if refuse is None:
+            return None
+        raise ValueError(f"shards: {staging.path(name)}: {error} ({refuse})") from None
+    if staging.size(path) != record.size or staging.sha256(path) != record.sha256:
         return None
     return record
 
@@ -260,7 +271,10 @@ def check_shards(staging: Store, request: MaterializeRequest) -> dict[str, FileR
         if marker.get("digest") != request.digest or marker.get("files") != [f.path for f in assignment[shard]]:
             raise ValueError(f"shards: shard {shard} of {num_shards} was written for another plan; allowed: re-run it "
                              f"with the run's options (`--shard {shard} --num-shards {num_shards}`)")
-    records = {f.path: r for f in request.files if (r := _valid_record(staging, f)) is not None}
+    owner = {f.path: shard for shard, files in enumerate(assignment) for f in files}
+    records = {f.path: r for f in request.files
+               if (r := _valid_record(staging, f, refuse=f"or re-run shard {owner[f.path]} of {num_shards} with "
+                                                        "--resume to write that file again")) is not None}
     broken = [f.path for f in request.files if f.path not in records]
     if broken:
         owners = sorted({k for k, files in enumerate(assignment) for f in files if f.path in broken})

@@ -21,6 +21,9 @@ import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
 TMP_MARK = ".lurch-tmp-"
+# A staging JSON file is read whole: plans are ~1 KB, a shard marker ~60 bytes per file it lists, a file record is
+# capped by its reader (row hashes, audit measures). Far above those, far below what a hostile file could hold.
+MAX_JSON_BYTES = 64 * 2**20
 
 
 @dataclass(frozen=True)
@@ -76,13 +79,25 @@ class Store:
     def read_bytes(self, relative: str) -> bytes:
         return bytes(self.fs.cat_file(self.path(relative)))
 
-    def read_json(self, relative: str) -> Any:
-        """The JSON in a file, or None when it is missing; a one-line ValueError when unreadable."""
+    def read_json(self, relative: str, max_bytes: int = MAX_JSON_BYTES) -> Any:
+        """The JSON in a file, or None when it is missing; a one-line ValueError when unreadable or larger than
+        ``max_bytes`` (a staging folder is read from disk: a corrupt or hostile file must not be read whole)."""
         if not self.is_file(relative):
             return None
+        def too_big(size: str) -> ValueError:
+            return ValueError(f"{self.path(relative)}: {size} bytes; allowed: at most {max_bytes} bytes, the file "
+                              "lurch wrote (remove the staging folder to start over)")
+
         try:
-            return json.loads(self.read_bytes(relative).decode("utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+            size = self.size(relative)
+            if size > max_bytes:
+                raise too_big(str(size))
+            with self.open(relative) as handle:
+                data = handle.read(max_bytes + 1)  # bounded even when the file grew after its size was read
+            if len(data) > max_bytes:
+                raise too_big(f"more than {max_bytes}")
+            return json.loads(data.decode("utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
             raise ValueError(f"{self.path(relative)}: unreadable ({type(error).__name__}); allowed: the file lurch "
                              "wrote (remove the staging folder to start over)") from None
 

@@ -7,9 +7,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 import zlib
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from functools import lru_cache
 from typing import Any
 
@@ -34,6 +35,30 @@ from .layout import AUDIT_ROWS, FILE_KEY, HF_META_KEY, META_KEY, PARQUET_OPTIONS
 from .plan import LAYOUT_VERSION, MaterializeRequest, PlannedFile
 from .store import Store
 
+# A record is read back from a staging folder (another machine may have written it): every field is checked and
+# the reads are bounded. Measured maxima (HANDOFF.md): the largest audit blob of the registered configs is 4.9 M
+# characters, inflating to 19 MB (find_the_origin_long, 28 rows of 16k-128k tokens in one file; a file holds
+# about 16 MiB of row JSON however many rows); a row hash takes 70 bytes of record.
+MAX_AUDIT_CHARS = 64 * 2**20  # base64 characters of a record's audit
+MAX_AUDIT_JSON_BYTES = 256 * 2**20  # what they inflate to (a zlib bomb stops here)
+MAX_PATH_CHARS = 1_000
+MAX_COUNT = 2**63 - 1  # sizes and row counts: what an int64 footer field holds
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def record_bytes_cap(rows: int) -> int:
+    """The most bytes a record of a file of ``rows`` rows is read up to: its audit, 80 bytes per row hash (70 as
+    written, indented), and 64 KiB for the other fields."""
+    return MAX_AUDIT_CHARS + 80 * rows + 64 * 1024
+
+
+def shown(value: Any) -> str:
+    """A value of a record for an error message, short whatever its size."""
+    if isinstance(value, (str, list, dict)) and len(value) > 40:
+        return f"{type(value).__name__} of length {len(value)}"
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
 
 @dataclass(frozen=True)
 class FileRecord:
@@ -53,8 +78,47 @@ class FileRecord:
         return {**asdict(self), "row_hashes": list(self.row_hashes)}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> FileRecord:
-        return cls(**{**data, "row_hashes": tuple(data["row_hashes"])})
+    def from_json(cls, data: Any) -> FileRecord:
+        """A record as read from disk, every field's type and length checked: a one-line ValueError naming the
+        field, its value and what is allowed."""
+        if not isinstance(data, dict):
+            raise ValueError(f"record: {shown(data)} is not allowed; allowed: a JSON object of "
+                             f"{', '.join(f.name for f in fields(cls))}")
+        names = [f.name for f in fields(cls)]
+        for key in data:
+            if key not in names:
+                raise ValueError(f"record: field {shown(key)} is not allowed; allowed: {', '.join(names)}")
+        for name in names[:-1]:  # audit may be missing: a record of an older run
+            if name not in data:
+                raise ValueError(f"record: field {name!r} is missing; allowed: a record with {', '.join(names)}")
+        _check(data, "path", isinstance(data["path"], str) and 0 < len(data["path"]) <= MAX_PATH_CHARS,
+               f"a relative path of 1 to {MAX_PATH_CHARS} characters")
+        _check(data, "sha256", _is_sha256(data["sha256"]), "64 lowercase hexadecimal digits")
+        for name in ("size", "num_rows", "num_bytes"):
+            value = data[name]
+            _check(data, name, isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_COUNT,
+                   f"an integer in 0..{MAX_COUNT}")
+        hashes = data["row_hashes"]
+        _check(data, "row_hashes", isinstance(hashes, list) and len(hashes) == data["num_rows"],
+               f"a list of one hash per row ({data['num_rows']} rows)")
+        for k, digest in enumerate(hashes):
+            if not _is_sha256(digest):
+                raise ValueError(f"record: field 'row_hashes'[{k}] {shown(digest)} is not allowed; allowed: 64 "
+                                 "lowercase hexadecimal digits")
+        audit = data.get("audit")
+        _check(data, "audit", audit is None or (isinstance(audit, str) and len(audit) <= MAX_AUDIT_CHARS),
+               f"null or a string of at most {MAX_AUDIT_CHARS} characters")
+        return cls(data["path"], data["sha256"], data["size"], data["num_rows"], data["num_bytes"], tuple(hashes),
+                   audit)
+
+
+def _is_sha256(value: Any) -> bool:
+    return isinstance(value, str) and _SHA256.fullmatch(value) is not None
+
+
+def _check(data: dict[str, Any], name: str, ok: bool, allowed: str) -> None:
+    if not ok:
+        raise ValueError(f"record: field {name!r} {shown(data.get(name))} is not allowed; allowed: {allowed}")
 
 
 def encode_audit(entries: Sequence[AuditEntry]) -> str:
@@ -64,11 +128,25 @@ def encode_audit(entries: Sequence[AuditEntry]) -> str:
 
 
 def decode_audit(blob: str) -> list[AuditEntry]:
+    """``encode_audit``'s entries back; a one-line ValueError for anything else, read within ``MAX_AUDIT_CHARS``
+    and inflated within ``MAX_AUDIT_JSON_BYTES``."""
     try:
-        data = json.loads(zlib.decompress(base64.b64decode(blob.encode("ascii"), validate=True)).decode("utf-8"))
+        if len(blob) > MAX_AUDIT_CHARS:
+            raise ValueError(f"{len(blob)} characters, more than {MAX_AUDIT_CHARS}")
+        inflater = zlib.decompressobj()
+        text = inflater.decompress(base64.b64decode(blob.encode("ascii"), validate=True), MAX_AUDIT_JSON_BYTES)
+        if inflater.unconsumed_tail:
+            raise ValueError(f"inflates past {MAX_AUDIT_JSON_BYTES} bytes")
+        if not inflater.eof:
+            raise ValueError("a truncated zlib stream")
+        data = json.loads(text.decode("utf-8"))
+        if not isinstance(data, list):
+            raise ValueError(f"{type(data).__name__}, not a list of entries")
         return [AuditEntry.from_json(item) for item in data]
-    except (ValueError, TypeError, zlib.error) as error:
-        raise ValueError(f"audit: unreadable ({type(error).__name__}); allowed: the record lurch wrote") from None
+    except (ValueError, TypeError, zlib.error, RecursionError) as error:
+        reason = " ".join(str(error).split())[:200]
+        raise ValueError(f"audit: unreadable ({type(error).__name__}: {reason}); allowed: the record lurch "
+                         "wrote") from None
 
 
 def audited_positions(request: MaterializeRequest, name: str) -> list[int]:

@@ -379,6 +379,38 @@ def _template_mask(templates: frozenset[tuple[str, str]]) -> int:
     return sum(_LABEL_BIT[t] for t in templates)
 
 
+# A PairTable expands to n(n-1)/2 pairs x 34 features when the probe is fitted, and one read back from a record
+# on disk may hold anything: past these it is refused. Rows are probed up to MAX_PROBED_PEOPLE (the default
+# configs' largest probed row holds 214 people, memory_drift_edge_long); 480 people are 114,960 pairs, ~31 MB.
+MAX_TABLE_PEOPLE = 2 * MAX_PROBED_PEOPLE
+MAX_TABLE_PARAGRAPHS = 4 * MAX_TABLE_PEOPLE  # a paragraph index in holders (a prompt has one per profile)
+MAX_TABLE_VALUES = 64  # PersonFeatures.values per person (12 today)
+
+
+def _table_problem(table: PairTable) -> str | None:
+    """What makes ``table`` one _probe_read cannot have built (field, value, allowed), or None."""
+    n = len(table.names)
+    if not 2 <= n <= MAX_TABLE_PEOPLE:
+        return f"{n} people; allowed: 2..{MAX_TABLE_PEOPLE} (its n(n-1)/2 pairs are built when the probe is fitted)"
+    if not all(isinstance(name, str) and 0 < len(name) <= 200 for name in table.names):
+        return "names: not all strings of 1 to 200 characters; allowed: the prompt's people"
+    width = len(table.values[0]) if table.values and isinstance(table.values[0], tuple) else -1
+    if not (len(table.values) == n and 0 < width <= MAX_TABLE_VALUES and all(
+            isinstance(v, tuple) and len(v) == width and all(isinstance(x, (int, float)) for x in v)
+            for v in table.values)):
+        return f"values: not {n} tuples of one length of numbers; allowed: PersonFeatures.values per person"
+    if not (len(table.templates) == n and all(type(t) is int and 0 <= t < 1 << len(_LABELS)
+                                               for t in table.templates)):
+        return f"templates: not {n} masks of {len(_LABELS)} bits; allowed: one template mask per person"
+    if not (len(table.holders) == n and all(isinstance(rows, tuple) and all(
+            type(k) is int and 0 <= k < MAX_TABLE_PARAGRAPHS for k in rows) for rows in table.holders)):
+        return f"holders: not {n} tuples of paragraph indices; allowed: indices in 0..{MAX_TABLE_PARAGRAPHS - 1}"
+    pairs = n * (n - 1) // 2
+    if not (all(type(k) is int and 0 <= k < pairs for k in table.gold) and list(table.gold) == sorted(set(table.gold))):
+        return f"gold: not increasing pair positions; allowed: positions in 0..{pairs - 1}"
+    return None
+
+
 @lru_cache(maxsize=4)
 def _pair_indices(n: int):
     """(i, j) of every pair i < j in ``combinations(range(n), 2)`` order."""
@@ -399,6 +431,15 @@ class PairTable(CandidateTable):
     templates: tuple[int, ...]  # per person: its cue templates, one bit per label of _LABELS
     holders: tuple[tuple[int, ...], ...]  # per person: the paragraphs that mention its surname
     gold: tuple[int, ...]  # positions of the gold pairs among the candidates
+
+    def __post_init__(self) -> None:
+        for name in ("names", "values", "templates", "holders", "gold"):
+            if not isinstance(getattr(self, name), tuple):
+                raise ValueError(f"PairTable: field {name!r} is a {type(getattr(self, name)).__name__}; allowed: a "
+                                 "tuple")
+        problem = _table_problem(self)
+        if problem is not None:
+            raise ValueError(f"PairTable: {problem}")
 
     def golds(self) -> tuple[bool, ...]:
         gold = set(self.gold)
