@@ -163,11 +163,7 @@ class PieceLines:
         ``sums_over_lines`` over lines that start with a non-space character)."""
         from .budget import joined_costs
 
-        table = _reference_table(reference)
-        new = [piece for piece in dict.fromkeys(self.pieces) if piece not in table and _WORD.fullmatch(piece)]
-        found = lengths_in_one_pass(new, reference.token_lengths)
-        counts = [reference.count(piece) for piece in new] if found is None else list(map(len, found))
-        table.update(zip(new, counts, strict=True))
+        table = learn_reference_words(self.pieces, reference)
         per_piece = np.fromiter(map(table.get, self.pieces, repeat(0)), dtype=np.int64, count=len(self.pieces))
         total = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(per_piece)])
         costs = np.diff(total[np.asarray(self.bounds, dtype=np.int64)]).tolist()
@@ -205,6 +201,17 @@ class ReferenceOnDemand:
 _SIMPLE_LINE = re.compile(r"[A-Za-z]+(?: [A-Za-z]+)*\.")
 _WORD = re.compile(r" ?[A-Za-z]+")
 _REFERENCE_TABLES: dict[str, dict[str, int]] = {}
+
+
+def learn_reference_words(pieces: Sequence[str], reference) -> dict[str, int]:
+    """The reference tokenizer's table of word pieces (and ``"."``, ``"\n"``), with every word piece of ``pieces``
+    not in it yet counted (in one pass where ``lengths_in_one_pass`` allows)."""
+    table = _reference_table(reference)
+    new = [piece for piece in dict.fromkeys(pieces) if piece not in table and _WORD.fullmatch(piece)]
+    found = lengths_in_one_pass(new, reference.token_lengths)
+    counts = [reference.count(piece) for piece in new] if found is None else list(map(len, found))
+    table.update(zip(new, counts, strict=True))
+    return table
 
 
 def _reference_table(reference) -> dict[str, int]:
