@@ -127,17 +127,25 @@ def fact_line_costs(kb: KnowledgeBase, facts: Sequence[Fact], lines: Sequence[st
     first = np.where(source_first, sources, targets) * 2 + spaced[:, 0]
     second = np.where(source_first, targets, sources) * 2 + spaced[:, 1]
     codes = np.unique(np.concatenate([first, second])).tolist()
-    split = [name_pieces(values[code >> 1], bool(code & 1)) for code in codes]
+    named = len(kb.names)  # a name's pieces are its words (``_NAME``), a year's are the regex's
+    split = [_words(values[code >> 1], code & 1) if code >> 1 < named
+             else name_pieces(values[code >> 1], bool(code & 1)) for code in codes]
+    value_pieces = [piece for pieces in split for piece in pieces]
 
     table = piece_table(counter)
-    literals = [piece for shape in used_shapes for part in shape.literals for piece in part]
-    if not table.learn(literals + [piece for pieces in split for piece in pieces]):
+    if not table.learn(value_pieces):
         return None
+    if _LEARNED.get(("run", counter.name)) is not table.counts:  # a new table: every template's literals once
+        if not table.learn(_all_literals(known) + value_pieces):
+            return None
+        _LEARNED[("run", counter.name)] = table.counts
     counts = table.counts
     costs = _summed(codes, split, counts, counts.__getitem__, used, kind, first, second)
 
-    words = learn_reference_words([piece for shape in used_shapes if shape.simple for part in shape.literals
-                                   for piece in part] + [piece for pieces in split for piece in pieces], reference)
+    words = learn_reference_words(value_pieces, reference)
+    if _LEARNED.get(("reference", reference.name)) is not words:
+        words = learn_reference_words(_all_literals(known, simple=True) + value_pieces, reference)
+        _LEARNED[("reference", reference.name)] = words
     references = _summed(codes, split, words, lambda piece: words.get(piece, 0), used, kind, first,
                          second).tolist()
     others = [k for k, shape in enumerate(used_shapes) if not shape.simple]
@@ -146,6 +154,22 @@ def fact_line_costs(kb: KnowledgeBase, facts: Sequence[Fact], lines: Sequence[st
         for k, cost in zip(rows, joined_costs([lines[k] for k in rows], reference, "\n"), strict=True):
             references[k] = cost
     return costs.tolist(), references
+
+
+def _words(name: str, spaced: int) -> list[str]:
+    """``name_pieces`` of a name of letters and single spaces: its words, each after a space but the first
+    unless ``spaced``."""
+    words = name.split(" ")
+    return [(" " + words[0]) if spaced else words[0], *(" " + word for word in words[1:])]
+
+
+_LEARNED: dict[tuple[str, str], dict] = {}  # the piece table (by identity) each tokenizer's literals were learned in
+
+
+def _all_literals(known: dict[tuple[str, int], Shape], simple: bool = False) -> list[str]:
+    """Every template's literal pieces (only the simple templates' with ``simple``)."""
+    return [piece for shape in known.values() if shape.simple or not simple for part in shape.literals
+            for piece in part]
 
 
 def _summed(codes: list[int], split: list[list[str]], table: dict, count, used: list[tuple[str, int]],
@@ -165,7 +189,7 @@ def _literal_sums(table: dict, used: list[tuple[str, int]], count) -> list[int]:
     afresh): a template's literals are the same in every instance."""
     held = _LITERAL_SUMS.get(id(table))
     if held is None or held[0] is not table:
-        if len(_LITERAL_SUMS) > 8:
+        if len(_LITERAL_SUMS) > 4:  # tables replaced when full: not kept alive here
             _LITERAL_SUMS.clear()
         held = _LITERAL_SUMS[id(table)] = (table, {})
     sums = held[1]

@@ -104,6 +104,14 @@ def _relation(relation_id: str) -> Relation:
     return BY_ID[relation_id]
 
 
+@cache
+def _siblings(relation_id: str) -> tuple[str, ...]:
+    """The other relations of the same signature (source and target types), in schema order."""
+    relation = BY_ID[relation_id]
+    return tuple(r.id for r in RELATIONS if r.id != relation.id and (r.source, r.target) == (relation.source,
+                                                                                            relation.target))
+
+
 def _assign(relation: Relation, ids: dict[str, list[int]], values: dict[tuple[str, int], int],
             rng: StableRng) -> dict[tuple[str, int], int]:
     """A balanced value for every source of ``relation``: targets are dealt from a shuffled deck holding
@@ -116,8 +124,7 @@ def _assign(relation: Relation, ids: dict[str, list[int]], values: dict[tuple[st
     targets = ids[relation.target]
     deck = rng.shuffled([targets[i % len(targets)] for i in range(len(sources))])
     out: dict[tuple[str, int], int] = {}
-    siblings = [r.id for r in RELATIONS if r.id != relation.id and (r.source, r.target) == (relation.source,
-                                                                                             relation.target)]
+    siblings = _siblings(relation.id)
 
     def banned_for(source: int) -> set[int]:
         banned = {source}
@@ -138,9 +145,9 @@ def _assign(relation: Relation, ids: dict[str, list[int]], values: dict[tuple[st
         if clash:  # swap with a later card that fits here and whose source accepts ours
             banned = banned_for(source)
             for later in range(position + 1, len(deck)):
+                # ``banned_for(sources[later])`` read off the columns: no set built per later card
                 other = sources[later]
-                other_banned = banned_for(other)
-                if deck[later] not in banned and deck[position] not in other_banned:
+                if deck[later] not in banned and card != other and all(column[later] != card for column in columns):
                     deck[position], deck[later] = deck[later], deck[position]
                     break
             else:  # no later card fits: take any allowed target (the deck stays balanced up to one)
