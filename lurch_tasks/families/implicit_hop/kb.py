@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 from string import Formatter
+from typing import NamedTuple
 
 from ...core.names import NameMaker
 from ...core.rng import StableRng, derive_seed
@@ -22,8 +23,10 @@ YEAR_RANGES = {"person": (1890, 2005), "organisation": (1700, 2010)}
 MIN_PEOPLE = 12  # the smallest knowledge base still holds eight-hop chains of distinct entities
 
 
-@dataclass(frozen=True)
-class Fact:
+class Fact(NamedTuple):
+    """One (relation, source) and its value: a named tuple, as a knowledge base builds hundreds per instance (a
+    frozen dataclass sets each field through ``object.__setattr__``)."""
+
     relation: str
     source: int  # entity id
     target: int  # entity id, or the year itself for a year relation
