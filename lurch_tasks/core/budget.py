@@ -252,12 +252,21 @@ def sums_over_lines(counter: TokenCounter, head: str, lines: Sequence[str]) -> b
         return True
     ends_free = not counter.newline_separates
     body = "\n".join(lines)
-    if starts_every_line("\n" + body) and (ends_free or not _SPACE_BEFORE_NEWLINE.search(body + "\n")):
+    if starts_every_line("\n" + body) and (ends_free or not space_before_newline(body + "\n")):
         return True  # (one scan each in C; the exact test per line decides when a line holds a newline)
     return all(line and not line[0].isspace() and (ends_free or not line[-1].isspace()) for line in lines)
 
 
 _SPACE_BEFORE_NEWLINE = re.compile(r"\s\n")
+_ASCII_SPACES = tuple(c for c in map(chr, range(128)) if re.fullmatch(r"\s", c))  # what ``\s`` matches in ASCII
+
+
+def space_before_newline(text: str) -> bool:
+    """``_SPACE_BEFORE_NEWLINE.search(text)``: in ASCII text, a substring search per whitespace character (C scans,
+    several times faster than the regex's over a long text)."""
+    if text.isascii():
+        return any(space + "\n" in text for space in _ASCII_SPACES)
+    return _SPACE_BEFORE_NEWLINE.search(text) is not None
 
 
 @dataclass(frozen=True)
