@@ -257,15 +257,13 @@ def sums_over_lines(counter: TokenCounter, head: str, lines: Sequence[str]) -> b
     return all(line and not line[0].isspace() and (ends_free or not line[-1].isspace()) for line in lines)
 
 
-_SPACE_BEFORE_NEWLINE = re.compile(r"\s\n")
-_ASCII_SPACES = tuple(c for c in map(chr, range(128)) if re.fullmatch(r"\s", c))  # what ``\s`` matches in ASCII
+# ``\s\n`` written to start with its newline: the engine then jumps from newline to newline (a fast literal scan)
+# and looks back one character, where ``\s\n`` tries its class at every character (ten times slower on a prompt)
+_SPACE_BEFORE_NEWLINE = re.compile(r"\n(?<=\s\n)")
 
 
 def space_before_newline(text: str) -> bool:
-    """``_SPACE_BEFORE_NEWLINE.search(text)``: in ASCII text, a substring search per whitespace character (C scans,
-    several times faster than the regex's over a long text)."""
-    if text.isascii():
-        return any(space + "\n" in text for space in _ASCII_SPACES)
+    """Whether a whitespace character stands right before a newline in ``text`` (``\\s\\n``)."""
     return _SPACE_BEFORE_NEWLINE.search(text) is not None
 
 
