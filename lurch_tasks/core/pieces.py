@@ -23,7 +23,13 @@ import numpy as np
 GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 _ASCII_PIECES = re.compile(r"""'s|'t|'re|'ve|'m|'ll|'d| ?[A-Za-z]+| ?[0-9]+| ?[^ \nA-Za-z0-9]+"""
                            r"""|[ \n]+(?![^ \n])|[ \n]+""")
-_NOT_PRINTABLE = re.compile(r"[^\n -~]")
+_PRINTABLE = bytes(range(ord(" "), ord("~") + 1)) + b"\n"  # the newline and printable ASCII
+
+
+def printable(text: str) -> bool:
+    """Whether an ASCII ``text`` holds only printable characters and newlines (a C pass deleting them: a regex
+    for the others scans a long text several times slower)."""
+    return not text.encode("ascii").translate(None, _PRINTABLE)
 CACHE_LIMIT = 500_000  # pieces remembered per tokenizer; the cache is cleared when full (speed only, never output)
 
 
@@ -118,7 +124,7 @@ def piece_table(counter) -> PieceTable:
 def pieces_apply(counter, text: str) -> bool:
     """Whether ``text`` can be costed piece by piece in ``counter``'s tokens (see the module's notes)."""
     return (counter.splits_like_gpt2 and text.isascii()
-            and _NOT_PRINTABLE.search(text) is None and not counter.holds_added_text(text))
+            and printable(text) and not counter.holds_added_text(text))
 
 
 _BLANK_START = re.compile(r"\n(?:\s|\Z)")
@@ -163,11 +169,7 @@ class PieceLines:
         ``sums_over_lines`` over lines that start with a non-space character)."""
         from .budget import joined_costs
 
-        table = _reference_table(reference)
-        new = [piece for piece in dict.fromkeys(self.pieces) if piece not in table and _WORD.fullmatch(piece)]
-        found = lengths_in_one_pass(new, reference.token_lengths)
-        counts = [reference.count(piece) for piece in new] if found is None else list(map(len, found))
-        table.update(zip(new, counts, strict=True))
+        table = learn_reference_words(self.pieces, reference)
         per_piece = np.fromiter(map(table.get, self.pieces, repeat(0)), dtype=np.int64, count=len(self.pieces))
         total = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(per_piece)])
         costs = np.diff(total[np.asarray(self.bounds, dtype=np.int64)]).tolist()
@@ -205,6 +207,17 @@ class ReferenceOnDemand:
 _SIMPLE_LINE = re.compile(r"[A-Za-z]+(?: [A-Za-z]+)*\.")
 _WORD = re.compile(r" ?[A-Za-z]+")
 _REFERENCE_TABLES: dict[str, dict[str, int]] = {}
+
+
+def learn_reference_words(pieces: Sequence[str], reference) -> dict[str, int]:
+    """The reference tokenizer's table of word pieces (and ``"."``, ``"\n"``), with every word piece of ``pieces``
+    not in it yet counted (in one pass where ``lengths_in_one_pass`` allows)."""
+    table = _reference_table(reference)
+    new = [piece for piece in dict.fromkeys(pieces) if piece not in table and _WORD.fullmatch(piece)]
+    found = lengths_in_one_pass(new, reference.token_lengths)
+    counts = [reference.count(piece) for piece in new] if found is None else list(map(len, found))
+    table.update(zip(new, counts, strict=True))
+    return table
 
 
 def _reference_table(reference) -> dict[str, int]:

@@ -47,6 +47,7 @@ from .competitors import (
     same_signature,
 )
 from .config import FACT_TOKENS_ESTIMATE, Cell, ImplicitHopConfig, shape
+from .costing import fact_line_costs
 from .filler import filler_lines
 from .kb import Fact, KnowledgeBase, build_kb, facts_per_person, render_fact, render_facts, type_counts
 from .layout import Layout, disperse
@@ -536,15 +537,22 @@ def _generate(config: ImplicitHopConfig, seed: int, split: str, index: int, conf
         lines += filler_lines(extra, filler_rng)
         distractor_ids = filler_rng.shuffled(list(range(len(required), len(lines))))
     meter = prompt_meter(config.tokenizer, config.chat_template)
-    joined = line_tokens(lines, meter.counter, LINE_SEPARATOR)
-    costs = joined.costs()
     evidence_ids = list(range(len(required)))
+    # Fact lines in a GPT-2-style tokenizer: both tokenizers' costs summed from templates and names (``costing``),
+    # every line costed at once; elsewhere the lines are split (or tokenized) and the reference costs come on demand.
+    summed = None if meter.reads_reference or not sums_over_lines(reference_counter(), LINE_SEPARATOR, lines) \
+        else fact_line_costs(kb, facts, lines, meter.counter, reference_counter())
+    joined = None if summed is not None else line_tokens(lines, meter.counter, LINE_SEPARATOR)
+    by_pieces = summed is not None or isinstance(joined, PieceLines)
+    costs = summed[0] if summed is not None else joined.costs()
     # Reference costs (the layout's and the dispersion's unit) of the lines a prompt holds, counted as the fit
     # tries them: a line costs the same wherever it stands (``sums_over_lines``), so the rest are never counted.
     # The evidence lines are counted with the first distractors laid out (one pass, not two): nothing reads their
     # reference costs before (the frame's layout of no distractors never does).
     need_reference: Callable[[list[int]], object] = lambda rows: None  # noqa: E731
-    if meter.reads_reference:
+    if summed is not None:
+        reference = summed[1]
+    elif meter.reads_reference:
         reference = costs
     elif isinstance(joined, PieceLines) and sums_over_lines(reference_counter(), LINE_SEPARATOR, lines):
         on_demand_reference = ReferenceOnDemand(joined, lines, reference_counter())
@@ -630,7 +638,7 @@ def _generate(config: ImplicitHopConfig, seed: int, split: str, index: int, conf
                 and render_prompt("x", question) == head + "x" + tail)
     predicted: dict[str, int] = {}
     # the prompt's other parts from the same pieces as its lines (``PieceCounter``), when they are pieces
-    line_sum = _line_sum(meter.counter, head, isinstance(joined, PieceLines)) if additive else None
+    line_sum = _line_sum(meter.counter, head, by_pieces) if additive else None
     parts = line_sum.parts if line_sum else meter.counter
 
     def predicted_tokens(order: list[int]) -> int:

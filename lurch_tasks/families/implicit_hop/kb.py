@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 from string import Formatter
+from typing import NamedTuple
 
 from ...core.names import NameMaker
 from ...core.rng import StableRng, derive_seed
@@ -22,8 +23,10 @@ YEAR_RANGES = {"person": (1890, 2005), "organisation": (1700, 2010)}
 MIN_PEOPLE = 12  # the smallest knowledge base still holds eight-hop chains of distinct entities
 
 
-@dataclass(frozen=True)
-class Fact:
+class Fact(NamedTuple):
+    """One (relation, source) and its value: a named tuple, as a knowledge base builds hundreds per instance (a
+    frozen dataclass sets each field through ``object.__setattr__``)."""
+
     relation: str
     source: int  # entity id
     target: int  # entity id, or the year itself for a year relation
@@ -104,6 +107,14 @@ def _relation(relation_id: str) -> Relation:
     return BY_ID[relation_id]
 
 
+@cache
+def _siblings(relation_id: str) -> tuple[str, ...]:
+    """The other relations of the same signature (source and target types), in schema order."""
+    relation = BY_ID[relation_id]
+    return tuple(r.id for r in RELATIONS if r.id != relation.id and (r.source, r.target) == (relation.source,
+                                                                                            relation.target))
+
+
 def _assign(relation: Relation, ids: dict[str, list[int]], values: dict[tuple[str, int], int],
             rng: StableRng) -> dict[tuple[str, int], int]:
     """A balanced value for every source of ``relation``: targets are dealt from a shuffled deck holding
@@ -116,8 +127,7 @@ def _assign(relation: Relation, ids: dict[str, list[int]], values: dict[tuple[st
     targets = ids[relation.target]
     deck = rng.shuffled([targets[i % len(targets)] for i in range(len(sources))])
     out: dict[tuple[str, int], int] = {}
-    siblings = [r.id for r in RELATIONS if r.id != relation.id and (r.source, r.target) == (relation.source,
-                                                                                             relation.target)]
+    siblings = _siblings(relation.id)
 
     def banned_for(source: int) -> set[int]:
         banned = {source}
@@ -138,9 +148,9 @@ def _assign(relation: Relation, ids: dict[str, list[int]], values: dict[tuple[st
         if clash:  # swap with a later card that fits here and whose source accepts ours
             banned = banned_for(source)
             for later in range(position + 1, len(deck)):
+                # ``banned_for(sources[later])`` read off the columns: no set built per later card
                 other = sources[later]
-                other_banned = banned_for(other)
-                if deck[later] not in banned and deck[position] not in other_banned:
+                if deck[later] not in banned and card != other and all(column[later] != card for column in columns):
                     deck[position], deck[later] = deck[later], deck[position]
                     break
             else:  # no later card fits: take any allowed target (the deck stays balanced up to one)

@@ -1,0 +1,199 @@
+"""Token costs of fact lines from their templates and their names, without splitting or tokenizing the lines.
+
+Every fact line is a template's literal text around two names (or a name and a year). In a GPT-2-style tokenizer
+(``core.pieces``) a line's pieces are then its literals' pieces and its names' pieces: a letters-only name ends
+a piece on both sides, and a literal's last space joins the name after it. So a line costs its template's pieces
+(counted once per process) plus its names' (each name counted once per instance), in the run's tokenizer and in
+the reference one (cl100k, whose simple lines cost their word pieces: ``PieceLines.reference_costs``). The same
+costs as ``line_tokens`` and ``ReferenceOnDemand`` give, at a fraction of the time: the split is checked on probe
+names per template once per process, and wherever a check fails the caller takes the general path.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...core.budget import joined_costs
+from ...core.pieces import learn_reference_words, piece_table, pieces_apply, split_pieces
+from .kb import Fact, KnowledgeBase, _split_template, render_facts
+from .schema import RELATIONS, YEAR
+
+_NAME = re.compile(r"[A-Z][A-Za-z]*(?: [A-Za-z]+)*")  # a name that ends a piece on both sides
+_SIMPLE_LINE = re.compile(r"[A-Za-z]+(?: [A-Za-z]+)*\.")  # as ``core.pieces``: costed from its word pieces
+PROBES = (("Ab", "Cd Ef"), ("Gh Ij Kl", "Mn"))
+_DATED = frozenset(relation.id for relation in RELATIONS if relation.target == YEAR)
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A template as the pieces of its three literals (the last with the line's newline) and its two fields."""
+
+    literals: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
+    fields: tuple[str, str]  # "s" or "t", in line order
+    spaced: tuple[bool, bool]  # whether a field's first piece takes the space before it
+    simple: bool  # whether every rendering is a simple line (reference costs from its word pieces)
+
+    def pieces(self, source: str, target: str) -> list[str]:
+        values = {"s": source, "t": target}
+        first, middle, last = self.literals
+        return [*first, *name_pieces(values[self.fields[0]], self.spaced[0]), *middle,
+                *name_pieces(values[self.fields[1]], self.spaced[1]), *last]
+
+
+def name_pieces(value: str, spaced: bool) -> list[str]:
+    return split_pieces(" " + value if spaced else value)
+
+
+def _shape(template: str) -> Shape:
+    first, field_1, middle, field_2, last = _split_template(template)
+    if first and not "A" <= first[0] <= "Z":  # render_facts capitalises a line's first letter
+        first = first[0].upper() + first[1:]
+    spaced = (first.endswith(" "), middle.endswith(" "))
+    literals = (tuple(split_pieces(first[:-1] if spaced[0] else first)),
+                tuple(split_pieces(middle[:-1] if spaced[1] else middle)), tuple(split_pieces(last + "\n")))
+    return Shape(literals, (field_1, field_2), spaced, False)
+
+
+def _probe_line(relation, phrasing: int, source: str, target: str) -> str:
+    names = (source, target)
+    value = 1850 if relation.target == YEAR else 1
+    kb = KnowledgeBase(names, ("x", "x"), (Fact(relation.id, 0, value, phrasing),))
+    return render_facts(kb, list(kb.facts))[0]
+
+
+_SHAPES: dict[tuple[str, int], Shape] | None = None
+
+
+def shapes() -> dict[tuple[str, int], Shape] | None:
+    """Every template's ``Shape``, checked on probe names against the regex split of the rendered line (once per
+    process); None if any template's pieces are not its literals' and its names' (then no shape is used)."""
+    global _SHAPES
+    if _SHAPES is None:
+        built: dict[tuple[str, int], Shape] = {}
+        for relation in RELATIONS:
+            for phrasing, template in enumerate(relation.facts):
+                shape = _shape(template)
+                simple = True
+                for source, target in PROBES:
+                    line = _probe_line(relation, phrasing, source, target)
+                    value = "1850" if relation.target == YEAR else target
+                    if (split_pieces(line + "\n") != shape.pieces(source, value) or line[:1].isspace()
+                            or "\n" in line):
+                        _SHAPES = {}
+                        return None
+                    simple = simple and _SIMPLE_LINE.fullmatch(line) is not None
+                built[(relation.id, phrasing)] = Shape(shape.literals, shape.fields, shape.spaced, simple)
+        _SHAPES = built
+    return _SHAPES or None
+
+
+def fact_line_costs(kb: KnowledgeBase, facts: Sequence[Fact], lines: Sequence[str], counter,
+                    reference) -> tuple[list[int], list[int]] | None:
+    """(costs in ``counter``, costs in ``reference``) of the fact lines ``lines`` (``render_facts(kb, facts)``),
+    each with its newline, exactly as ``line_tokens(lines, counter, "\\n").costs()`` and
+    ``PieceLines.reference_costs`` give them; None where these shortcuts do not apply (not a GPT-2-style tokenizer,
+    a name that is not letters and single spaces, text ``core.pieces`` may not split, a template whose pieces fail
+    the probe check). The caller checks that the reference tokenizer ``sums_over_lines`` over ``lines``."""
+    known = shapes()
+    if known is None or not lines or len(lines) != len(facts) or not counter.splits_like_gpt2:
+        return None
+    if not pieces_apply(counter, "\n".join(lines) + "\n") or not all(map(_NAME.fullmatch, kb.names)):
+        return None
+    # a line's two values as indices into ``values`` (the names, then any year a line states), then each value
+    # with or without the space before it as code ``2 * index + spaced``: one array step per line, not a loop
+    keys = [(fact.relation, fact.phrasing) for fact in facts]
+    used = list(dict.fromkeys(keys))
+    kind = np.fromiter(map({key: k for k, key in enumerate(used)}.__getitem__, keys), dtype=np.int64, count=len(keys))
+    values = list(kb.names)
+    years: dict[int, int] = {}
+    targets = []
+    for fact in facts:
+        if fact.relation in _DATED:
+            if fact.target not in years:
+                years[fact.target] = len(values)
+                values.append(str(fact.target))
+            targets.append(years[fact.target])
+        else:
+            targets.append(fact.target)
+    sources = np.fromiter((fact.source for fact in facts), dtype=np.int64, count=len(facts))
+    targets = np.asarray(targets, dtype=np.int64)
+    used_shapes = [known[key] for key in used]
+    source_first = np.array([shape.fields[0] == "s" for shape in used_shapes])[kind]
+    spaced = np.array([shape.spaced for shape in used_shapes], dtype=np.int64).reshape(-1, 2)[kind]
+    first = np.where(source_first, sources, targets) * 2 + spaced[:, 0]
+    second = np.where(source_first, targets, sources) * 2 + spaced[:, 1]
+    codes = np.unique(np.concatenate([first, second])).tolist()
+    named = len(kb.names)  # a name's pieces are its words (``_NAME``), a year's are the regex's
+    split = [_words(values[code >> 1], code & 1) if code >> 1 < named
+             else name_pieces(values[code >> 1], bool(code & 1)) for code in codes]
+    value_pieces = [piece for pieces in split for piece in pieces]
+
+    table = piece_table(counter)
+    if not table.learn(value_pieces):
+        return None
+    if _LEARNED.get(("run", counter.name)) is not table.counts:  # a new table: every template's literals once
+        if not table.learn(_all_literals(known) + value_pieces):
+            return None
+        _LEARNED[("run", counter.name)] = table.counts
+    counts = table.counts
+    costs = _summed(codes, split, counts, counts.__getitem__, used, kind, first, second)
+
+    words = learn_reference_words(value_pieces, reference)
+    if _LEARNED.get(("reference", reference.name)) is not words:
+        words = learn_reference_words(_all_literals(known, simple=True) + value_pieces, reference)
+        _LEARNED[("reference", reference.name)] = words
+    references = _summed(codes, split, words, lambda piece: words.get(piece, 0), used, kind, first,
+                         second).tolist()
+    others = [k for k, shape in enumerate(used_shapes) if not shape.simple]
+    if others:  # a year's line (or any other that is not simple) is tokenized, as ``reference_costs`` does
+        rows = np.flatnonzero(np.isin(kind, others)).tolist()
+        for k, cost in zip(rows, joined_costs([lines[k] for k in rows], reference, "\n"), strict=True):
+            references[k] = cost
+    return costs.tolist(), references
+
+
+def _words(name: str, spaced: int) -> list[str]:
+    """``name_pieces`` of a name of letters and single spaces: its words, each after a space but the first
+    unless ``spaced``."""
+    words = name.split(" ")
+    return [(" " + words[0]) if spaced else words[0], *(" " + word for word in words[1:])]
+
+
+_LEARNED: dict[tuple[str, str], dict] = {}  # the piece table (by identity) each tokenizer's literals were learned in
+
+
+def _all_literals(known: dict[tuple[str, int], Shape], simple: bool = False) -> list[str]:
+    """Every template's literal pieces (only the simple templates' with ``simple``)."""
+    return [piece for shape in known.values() if shape.simple or not simple for part in shape.literals
+            for piece in part]
+
+
+def _summed(codes: list[int], split: list[list[str]], table: dict, count, used: list[tuple[str, int]],
+            kind: np.ndarray, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """Each line's literal pieces' counts plus its two values' (``count``: of a piece in ``table``)."""
+    per_code = np.zeros(max(codes) + 1, dtype=np.int64)
+    per_code[codes] = [sum(map(count, pieces)) for pieces in split]
+    literal = np.array(_literal_sums(table, used, count), dtype=np.int64)
+    return literal[kind] + per_code[first] + per_code[second]
+
+
+_LITERAL_SUMS: dict[int, tuple[dict, dict[tuple[str, int], int]]] = {}
+
+
+def _literal_sums(table: dict, used: list[tuple[str, int]], count) -> list[int]:
+    """Each shape's literal pieces' counts summed, remembered per piece table (a table replaced when full starts
+    afresh): a template's literals are the same in every instance."""
+    held = _LITERAL_SUMS.get(id(table))
+    if held is None or held[0] is not table:
+        if len(_LITERAL_SUMS) > 4:  # tables replaced when full: not kept alive here
+            _LITERAL_SUMS.clear()
+        held = _LITERAL_SUMS[id(table)] = (table, {})
+    sums = held[1]
+    for key in used:
+        if key not in sums:
+            sums[key] = sum(count(piece) for part in shapes()[key].literals for piece in part)
+    return [sums[key] for key in used]
