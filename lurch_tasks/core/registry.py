@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from .instance import Instance
+from .memory import collector_paused
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,8 @@ _TASKS: dict[str, Task] = {}
 def register_family(family: Family) -> Family:
     if family.name in _FAMILIES:
         raise ValueError(f"family {family.name!r} is already registered")
+    if not getattr(family.generate, "collector_paused", False):
+        family = dataclasses.replace(family, generate=collector_paused(family.generate))
     _FAMILIES[family.name] = family
     return family
 
