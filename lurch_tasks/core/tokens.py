@@ -108,8 +108,8 @@ def ranks_table(ranks: dict[bytes, int]) -> dict[str, np.ndarray]:
 
 def ranks_from_table(table: dict[str, np.ndarray]) -> dict[bytes, int]:
     blob, ends = table["tokens"].tobytes(), table["ends"].tolist()
-    return dict(zip([blob[start:end] for start, end in zip([0, *ends[:-1]], ends)], table["ranks"].tolist(),
-                    strict=True))
+    tokens = [blob[start:end] for start, end in zip([0, *ends[:-1]], ends, strict=True)]
+    return dict(zip(tokens, table["ranks"].tolist(), strict=True))
 
 
 def offline_encoding_stamp(encoding) -> str | None:

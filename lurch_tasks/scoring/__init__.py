@@ -10,7 +10,7 @@ from importlib import import_module
 from typing import Any
 
 _HOMES = {"normalize_entity": "answers", "parse_final_answer": "answers", "ItemScores": "items",
-          "memory_drift": "items", "score_items": "items", "edge_item": "pairs", "normalize_name": "pairs",
+          "memory_drift": "items", "score_items": "items", "edge_item": "names", "normalize_name": "names",
           "parse_edges": "pairs"}
 
 __all__ = [
