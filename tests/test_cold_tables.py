@@ -177,3 +177,23 @@ def test_cl100k_ranks_read_back_are_the_parsed_ones(disk):
     assert any(p.name.startswith(tokens.RANKS_TABLE) for p in (disk / "tables").iterdir())
     back = tokens.stored_ranks(data, spec.sha256)
     assert back == parsed and list(back) == list(parsed)
+
+
+def test_invented_names_meet_the_same_real_words_read_back(disk):
+    from lurch_tasks.core import names
+    from lurch_tasks.core.rng import StableRng
+
+    names._real_words.cache_clear()
+    every, kept = names.all_real_words(), names._real_words()
+    assert kept == names.spellable(every) and len(kept) < len(every) / 4
+    rng, hits = StableRng(7), 0
+    for _ in range(5_000):  # stems and every one-vowel edit of them: in the kept words exactly when in all of them
+        word = names.stem(rng, 1 + rng.below(3)).lower()
+        edits = [word[:i] + v + word[i + 1:] for i, ch in enumerate(word) if ch in "aeiou" for v in "aeiou"]
+        for query in (word, *edits):
+            assert (query in kept) == (query in every)
+            hits += query in every
+    assert hits > 100  # the draws do meet real words
+    names._real_words.cache_clear()
+    assert names._real_words() == kept  # read back
+    names._real_words.cache_clear()
