@@ -69,7 +69,7 @@ def read_record(file: Path) -> FolderRecord | None:
         return None
     try:
         table = read_table(RECORD_TABLE, record_key(file))
-    except (OSError, ValueError):  # a folder changing under us, a missing distribution: no record
+    except (OSError, ValueError, ImportError):  # a folder changing under us, transformers not installed: no record
         return None
     if table is None:
         return None
@@ -93,7 +93,7 @@ def save_record(file: Path, backend, stamp: str | None) -> FolderRecord | None:
               "stamp": np.frombuffer((stamp or "").encode("ascii"), dtype=np.uint8)}
     try:
         write_table(RECORD_TABLE, record_key(file), arrays)
-    except (OSError, ValueError):
+    except (OSError, ValueError, ImportError):
         pass
     return record
 
