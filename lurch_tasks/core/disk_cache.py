@@ -101,6 +101,11 @@ def _table_secret() -> bytes | None:
         return None
 
 
+def tables_enabled() -> bool:
+    """Whether tables can be cached at all (a cache folder and a usable MAC key)."""
+    return cache_root() is not None and _table_secret() is not None
+
+
 def table_path(root: Path, name: str, key: Mapping[str, object]) -> Path:
     digest = hashlib.sha256(_key_json(name, key).encode("utf-8")).hexdigest()[:32]
     return root / "tables" / f"{name}-{digest}.bin"

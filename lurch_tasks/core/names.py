@@ -5,11 +5,14 @@ one."""
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from itertools import chain
 
+import numpy as np
+
 from .rng import StableRng
-from .vocab import load_words
+from .vocab import load_words, source_hash
 
 ONSETS = ("b", "br", "c", "d", "dr", "f", "g", "gr", "h", "k", "kr", "l", "m", "n", "p", "pr", "r", "s", "st",
           "t", "tr", "v", "w", "z", "th", "sh", "ch")
@@ -21,12 +24,39 @@ REGION_KINDS = ("Province", "Valley", "Coast", "Highlands", "Marches", "Basin", 
 ARTEFACT_KINDS = ("Codex", "Manuscript", "Chronicle", "Astrolabe", "Tapestry", "Ledger", "Atlas", "Compass")
 
 
-@cache
-def _real_words() -> frozenset[str]:
+REAL_WORD_FILES = ("english_words.txt", "last_names.txt", "first_names.txt", "cities.txt")
+
+
+def all_real_words() -> frozenset[str]:
     """Lower-case real words and names an invented stem must not equal."""
     cities = (line.split("|", 1)[0] for line in load_words("cities.txt"))
     return frozenset(map(str.lower, chain(load_words("english_words.txt"), load_words("last_names.txt"),
                                           load_words("first_names.txt"), cities)))
+
+
+def spellable(words: frozenset[str]) -> frozenset[str]:
+    """The words a stem or a one-vowel edit of one can equal: syllables of an onset and one or two vowel letters,
+    then a coda (``stem``'s grammar, any vowel letters: ``one_edit`` changes one). Testing a stem against these
+    says what testing it against every word says."""
+    onsets, codas = "|".join(ONSETS), "|".join(coda for coda in CODAS if coda)
+    letters = "".join(sorted(set("aeiou").union(*VOWELS)))
+    grammar = re.compile(f"(?:(?:{onsets})[{letters}]{{1,2}})+(?:{codas})?")
+    return frozenset(word for word in words if grammar.fullmatch(word))
+
+
+@cache
+def _real_words() -> frozenset[str]:
+    """``all_real_words``, or only the ``spellable`` ones read back from the disk cache (a cold process then
+    skips reading and lower-casing 50k words)."""
+    from .disk_cache import cached_table, tables_enabled
+
+    if not tables_enabled():
+        return all_real_words()
+    key = {"sources": source_hash(REAL_WORD_FILES), "grammar": [ONSETS, VOWELS, CODAS], "rule": 1}
+    table = cached_table("spellable-real-words", key, lambda: {"words": np.frombuffer(
+        "\n".join(sorted(spellable(all_real_words()))).encode("utf-8"), dtype=np.uint8)})
+    text = table["words"].tobytes().decode("utf-8")
+    return frozenset(text.split("\n")) if text else frozenset()
 
 
 def stem(rng: StableRng, syllables: int) -> str:

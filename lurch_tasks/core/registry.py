@@ -2,16 +2,33 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from .instance import Instance
+from .memory import collector_paused
+
+
+@dataclass(frozen=True)
+class Deferred:
+    """A family part named ``package.module:attribute`` in place of the part itself, imported the first time the
+    family's field is read: a process that only generates rows never imports the family's scorers, audits and
+    shortcut probes (half of a family's import time)."""
+
+    target: str
+
+    def load(self) -> Any:
+        module, _, attribute = self.target.partition(":")
+        return getattr(importlib.import_module(module), attribute)
 
 
 @dataclass(frozen=True)
 class Family:
-    """Everything the shared machinery needs to know about one task family."""
+    """Everything the shared machinery needs to know about one task family. Any part but the name, version,
+    config type and generate may be given as a ``Deferred``; reading the field gives the part itself.
+    ``generate`` runs with the cycle collector paused (``core.memory.collector_paused``)."""
 
     name: str
     version: str
@@ -73,6 +90,17 @@ class Family:
     # doc -> the unit weighted equally inside the family's headline (``scoring.headline``); None: the doc's task.
     # RECON: the question category (its family group's tasks are per-category views of one stored config).
     balance_key: Callable[[dict], str] | None = None
+
+    def __post_init__(self) -> None:
+        if not getattr(self.generate, "collector_paused", False):
+            object.__setattr__(self, "generate", collector_paused(self.generate))
+
+    def __getattribute__(self, name: str) -> Any:
+        value = object.__getattribute__(self, name)
+        if type(value) is Deferred:
+            value = value.load()
+            object.__setattr__(self, name, value)  # imported once; later reads find the part itself
+        return value
 
 
 @dataclass(frozen=True)

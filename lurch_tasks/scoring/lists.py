@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from .bounds import bounded_output
-from .pairs import normalize_name
+from .names import normalize_name
 
 _MARKER = re.compile(r"final\s+answers?\s*(?:is|are)?\s*[:\-–]*", re.IGNORECASE)
 _NUMBERING = re.compile(r"^\s*(?:\(?\d{1,2}[.):]|[-*•])\s*")

@@ -117,18 +117,9 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from .bounds import bounded_output
+from .names import TITLES, _item, edge_item, normalize_name
 
 __all__ = ["MAX_GROUP", "TITLES", "edge_item", "normalize_name", "parse_edges"]
-
-TITLES: frozenset[str] = frozenset(
-    {
-        "dr", "doctor", "mr", "mrs", "ms", "miss", "mx", "mister", "missus", "master", "madam", "madame",
-        "mme", "mlle", "prof", "professor", "sir", "dame", "lord", "lady", "rev", "reverend", "fr", "father",
-        "herr", "frau", "senor", "senora", "sr", "sra", "srta", "capt", "captain", "col", "colonel", "lt",
-        "sgt", "det", "detective", "insp", "inspector", "officer", "agent", "judge", "hon", "honorable",
-    }
-)  # fmt: skip
-"""Honorifics dropped from the start of a name (case-folded, without the dot)."""
 
 MAX_GROUP = 16
 """Largest group expanded to all its pairs with ``groups=True``; a longer list is ignored."""
@@ -141,11 +132,6 @@ _MAX_JSON_DEPTH = 8  # nesting levels walked inside a decoded JSON value
 _MAX_NAME_CHARS = 200  # longer parts are never name-like
 _MAX_NGRAM = 5  # roster names longer than this many words only match exactly
 
-_APOSTROPHES = dict.fromkeys(map(ord, "'’‘ʼ′´"), None)
-_NON_ALNUM = re.compile(r"[\W_]+")
-# The same rule for ASCII text in one translate (casefold is lower there): apostrophes deleted, every other
-# character that is not a letter or digit a space. About twice as fast as casefold + translate + regex.
-_ASCII_NAME = str.maketrans({**{chr(c): " " for c in range(128) if not chr(c).isalnum()}, "'": None})
 _POSSESSIVE = re.compile(r"['’]s\b", re.IGNORECASE)
 _NON_NAME_CHARS = re.compile(r"[^\w'’.\-]+|_+")
 _PARTICLES = frozenset(
@@ -234,33 +220,6 @@ _KEY_PAIRS = (
     ("name1", "name2"), ("name_1", "name_2"), ("node1", "node2"), ("node_1", "node_2"), ("p1", "p2"),
     ("first", "second"), ("first_person", "second_person"),
 )  # fmt: skip
-
-
-def normalize_name(text: str) -> str:
-    """Canonical form of a person's name: pure, idempotent, see the module docstring for the rule.
-
-    ``normalize_name("**Dr. Aoife O’Neill**") == normalize_name("aoife oneill") == "aoife oneill"``,
-    ``normalize_name("Tomasz Adeyemi-Kovac") == "tomasz adeyemi kovac"``.
-    """
-    if not isinstance(text, str):
-        text = "" if text is None else str(text)
-    if text.isascii():
-        words = text.lower().translate(_ASCII_NAME).split()
-    else:
-        words = _NON_ALNUM.sub(" ", text.casefold().translate(_APOSTROPHES)).split()
-    start = 0
-    while start < len(words) - 1 and words[start] in TITLES:
-        start += 1
-    return " ".join(words[start:])
-
-
-def _item(a: str, b: str) -> str:
-    return f"{a}|{b}" if a <= b else f"{b}|{a}"
-
-
-def edge_item(a: str, b: str) -> str:
-    """The undirected item of the edge a-b: both names normalized, sorted, joined by ``|``."""
-    return _item(normalize_name(a), normalize_name(b))
 
 
 def parse_edges(output: object, roster: Sequence[str], *, groups: bool = False) -> list[str]:

@@ -13,7 +13,7 @@ import re
 from collections import Counter
 
 from .lists import answer_text
-from .pairs import normalize_name
+from .names import normalize_name
 
 NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
                 "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen",

@@ -3,15 +3,10 @@
 from __future__ import annotations
 
 from ...core.difficulty import length_bin
-from ...core.registry import Family, Task, register_family, register_task
-from ...scoring import parse_final_answer, score_items
-from ...scoring.reasoning import reasoning_metrics, strip_doc_output
-from .audit import audit
-from .baselines import guess, solve
+from ...core.registry import Deferred, Family, Task, register_family, register_task
 from .config import ALL_D_VALUES, WIDE_D_VALUES, FindOriginConfig
 from .generate import COMPARED_KNOBS, FAMILY, VERSION, VOCABULARY, generate
 from .prompt import parse_question
-from .shortcuts import LEARNED_PROBE, PROBES, SHORTCUTS
 
 CITATION = """@article{findtheorigin2024,
   title   = {Challenging LLMs Beyond Information Retrieval: Reasoning Degradation with Long Context Windows},
@@ -27,6 +22,9 @@ def score(doc: dict, output: str) -> dict[str, float]:
     The question's destination word (from ``question``, else ``prompt``) helps read answers that restate it
     (``"x", the origin of "y"``); docs without either are scored on the output alone.
     """
+    from ...scoring import parse_final_answer, score_items  # scoring is imported when a process scores
+    from ...scoring.reasoning import reasoning_metrics, strip_doc_output
+
     stripped = strip_doc_output(doc, output)
     predicted = parse_final_answer(stripped.answer, _destination(doc))
     items = score_items(doc["answer_items"], [predicted] if predicted else [])
@@ -86,9 +84,9 @@ register_family(
         version=VERSION,
         config_type=FindOriginConfig,
         generate=generate,
-        audit=audit,
-        solve=solve,
-        guess=guess,
+        audit=Deferred(f"{__name__}.audit:audit"),
+        solve=Deferred(f"{__name__}.baselines:solve"),
+        guess=Deferred(f"{__name__}.baselines:guess"),
         score=score,
         bin_keys=bin_keys,
         bin_names=bin_names,
@@ -103,9 +101,9 @@ register_family(
         compared_knobs=COMPARED_KNOBS,
         max_gen_toks=max_gen_toks,
         token_target=token_target,
-        shortcuts=SHORTCUTS,
-        probes=PROBES,
-        learned_probe=LEARNED_PROBE,
+        shortcuts=Deferred(f"{__name__}.shortcuts:SHORTCUTS"),
+        probes=Deferred(f"{__name__}.shortcuts:PROBES"),
+        learned_probe=Deferred(f"{__name__}.shortcuts:LEARNED_PROBE"),
         knob_properties=(
             ("d", "`d` and `separation_tokens` (mean token distance between consecutive links). LURCH "
              "`evidence_dispersion` is about (|d|-1)/(lines-2): it barely moves with d and falls with length."),

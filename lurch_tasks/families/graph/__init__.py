@@ -5,15 +5,9 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 
-from ...core.registry import Family, Task, register_family, register_task
-from ...scoring import score_items
-from ...scoring.pairs import parse_edges
-from ...scoring.reasoning import reasoning_metrics, states_empty_answer, strip_doc_output
-from .audit import audit
-from .baselines import guess, solve
+from ...core.registry import Deferred, Family, Task, register_family, register_task
 from .config import GraphConfig
 from .generate import COMPARED_KNOBS, FAMILY, VERSION, generate
-from .shortcuts import LEARNED_PROBE, PROBES, SHORTCUTS
 from .world import VOCABULARY
 
 CITATION = """@article{memorydrift2025,
@@ -28,6 +22,10 @@ EXTRA_METRICS = ("false_positive_rate",)
 
 def score(doc: dict, output: str) -> dict[str, float]:
     """Edge-level TP/FP/FN against the gold graph; ``score`` is 1 - memory drift (the paper's "Score")."""
+    from ...scoring import score_items  # scoring is imported when a process scores
+    from ...scoring.pairs import parse_edges
+    from ...scoring.reasoning import reasoning_metrics, states_empty_answer, strip_doc_output
+
     people, groups = _roster_of(doc["params"])
     stripped = strip_doc_output(doc, output)
     predicted = parse_edges(stripped.answer, people, groups=groups)
@@ -106,16 +104,18 @@ def token_target(cell) -> int:
 
 register_family(
     Family(
-        name=FAMILY, version=VERSION, config_type=GraphConfig, generate=generate, audit=audit, solve=solve,
-        guess=guess, score=score, bin_keys=bin_keys, bin_names=bin_names, group=GROUP, source_files=VOCABULARY,
-        citation=CITATION,
+        name=FAMILY, version=VERSION, config_type=GraphConfig, generate=generate,
+        audit=Deferred(f"{__name__}.audit:audit"), solve=Deferred(f"{__name__}.baselines:solve"),
+        guess=Deferred(f"{__name__}.baselines:guess"), score=score, bin_keys=bin_keys, bin_names=bin_names,
+        group=GROUP, source_files=VOCABULARY, citation=CITATION,
         description=(
             "Graph reconstruction (memory drift): intelligence-style profiles of people, some linked by a "
             "specific shared detail (phone, plate, account, event, flight, named group), interleaved with "
             "unlinked distractors; the model lists every connection. Scored on edges with memory drift, "
             "precision, recall and F1."
         ),
-        compared_knobs=COMPARED_KNOBS, shortcuts=SHORTCUTS, probes=PROBES, learned_probe=LEARNED_PROBE,
+        compared_knobs=COMPARED_KNOBS, shortcuts=Deferred(f"{__name__}.shortcuts:SHORTCUTS"),
+        probes=Deferred(f"{__name__}.shortcuts:PROBES"), learned_probe=Deferred(f"{__name__}.shortcuts:LEARNED_PROBE"),
         max_gen_toks=max_gen_toks,
         token_target=token_target, extra_metrics=EXTRA_METRICS, audit_slot=audit_slot, slot_chance=slot_chance,
         knob_properties=(

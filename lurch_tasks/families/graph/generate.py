@@ -15,7 +15,7 @@ from ...core.context import laid_end_to_end, lurch_difficulty, measure_evidence
 from ...core.instance import Instance, instance_id
 from ...core.rng import StableRng, canonical_json, derive_seed
 from ...core.tokens import get_token_counter, reference_counter, within_budget_tolerance
-from ...scoring.pairs import edge_item
+from ...scoring.names import edge_item
 from .config import DEFAULT_PROMPT_STYLE, Cell, GraphConfig
 from .counting import PromptSums, frame_parts, prompt_sums, sums_exactly
 from .placement import PlacementKnobs, place

@@ -3,17 +3,14 @@ base, with reasoning depth, evidence scope, evidence dispersion and length set o
 
 from __future__ import annotations
 
-from ...core.registry import Family, Task, register_family, register_task
+from ...core.registry import Deferred, Family, Task, register_family, register_task
 from ...scoring import normalize_name, score_items
 from ...scoring.lists import parse_name_list
 from ...scoring.not_found import NOT_FOUND, says_not_found
 from ...scoring.reasoning import reasoning_metrics, states_empty_answer, strip_doc_output
 from ...scoring.single import normalize_entity_name, parse_count, token_scores
-from .audit import audit
-from .baselines import guess, solve
 from .config import ImplicitHopConfig
 from .generate import COMPARED_KNOBS, FAMILY, VERSION, VOCABULARY, generate
-from .shortcuts import LEARNED_PROBE, PROBES, SHORTCUTS, audit_slot
 
 CITATION = """@article{lurch2025,
   title   = {LURCH: evidence scope, evidence dispersion and reasoning depth in long-context question answering},
@@ -104,17 +101,19 @@ def token_target(cell) -> int:
 
 register_family(
     Family(
-        name=FAMILY, version=VERSION, config_type=ImplicitHopConfig, generate=generate, audit=audit, solve=solve,
-        guess=guess, score=score, bin_keys=bin_keys, bin_names=bin_names, group=GROUP, source_files=VOCABULARY,
-        citation=CITATION,
+        name=FAMILY, version=VERSION, config_type=ImplicitHopConfig, generate=generate,
+        audit=Deferred(f"{__name__}.audit:audit"), solve=Deferred(f"{__name__}.baselines:solve"),
+        guess=Deferred(f"{__name__}.baselines:guess"), score=score, bin_keys=bin_keys, bin_names=bin_names,
+        group=GROUP, source_files=VOCABULARY, citation=CITATION,
         description=(
             "ImplicitHop: facts about invented people, organisations, cities, regions and artefacts, one per "
             "line; each question names only a start entity and a path of relations ('the birthplace of the "
             "founder of ...'), so the bridge entities must be found. Depth, required facts (scope), dispersion "
             "and length are knobs, each verified on the instance."
         ),
-        compared_knobs=COMPARED_KNOBS, shortcuts=SHORTCUTS, probes=PROBES, learned_probe=LEARNED_PROBE,
-        audit_slot=audit_slot, max_gen_toks=max_gen_toks, extra_metrics=EXTRA_METRICS,
+        compared_knobs=COMPARED_KNOBS, shortcuts=Deferred(f"{__name__}.shortcuts:SHORTCUTS"),
+        probes=Deferred(f"{__name__}.shortcuts:PROBES"), learned_probe=Deferred(f"{__name__}.shortcuts:LEARNED_PROBE"),
+        audit_slot=Deferred(f"{__name__}.shortcuts:audit_slot"), max_gen_toks=max_gen_toks, extra_metrics=EXTRA_METRICS,
         token_target=token_target,
         knob_properties=(
             ("depths", "`depth` (requested) and `reasoning_depth` (achieved, equal); also `questions` and "

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from ...core.registry import Family, Task, register_family, register_task
+from ...core.registry import Deferred, Family, Task, register_family, register_task
 from ...scoring import score_items
 from ...scoring.keyfacts import free_form_text, grade_free_form
 from ...scoring.mcq import (
@@ -20,15 +20,11 @@ from ...scoring.mcq import (
 )
 from ...scoring.ordering import adjacent_pairs, ordering_score, parse_order
 from ...scoring.reasoning import reasoning_metrics, strip_doc_output
-from .audit import audit, audit_rows, row_summary
-from .baselines import guess, solve
 from .config import MIN_CONTEXT_TOKENS, ReconConfig
 from .formats import FORMATS, quota_table
 from .generate import COMPARED_KNOBS, FAMILY, VERSION, VOCABULARY, generate
-from .learned import LEARNED_PROBE, audit_slot, slot_chance
 from .prompt import letters_for
 from .questions import CATEGORIES
-from .shortcuts import PROBES, SHORTCUTS
 
 CITATION = """@article{recon2025,
   title = {RECON: reasoning over evolving case files -- invalidation cascades, source conflicts and
@@ -202,8 +198,10 @@ def _tasks(prefix: str) -> tuple[str, ...]:
 
 register_family(
     Family(
-        name=FAMILY, version=VERSION, config_type=ReconConfig, generate=generate, audit=audit, solve=solve,
-        guess=guess, score=score, bin_keys=bin_keys, bin_names=bin_names, group=GROUP, source_files=VOCABULARY,
+        name=FAMILY, version=VERSION, config_type=ReconConfig, generate=generate,
+        audit=Deferred(f"{__name__}.audit:audit"), solve=Deferred(f"{__name__}.baselines:solve"),
+        guess=Deferred(f"{__name__}.baselines:guess"), score=score, bin_keys=bin_keys, bin_names=bin_names,
+        group=GROUP, source_files=VOCABULARY,
         citation=CITATION,
         description=(
             "RECON: a long case file of timestamped entries (criminal, medical or financial) in which findings "
@@ -213,8 +211,10 @@ register_family(
             "five formats (MCQ single and multiple, integer, ordering, free form), each with an explicit abstain "
             "and each answer derived from the case's provenance DAG."
         ),
-        compared_knobs=COMPARED_KNOBS, shortcuts=SHORTCUTS, probes=PROBES, learned_probe=LEARNED_PROBE,
-        audit_slot=audit_slot, slot_chance=slot_chance, balance_key=lambda doc: doc["difficulty"]["category"],
+        compared_knobs=COMPARED_KNOBS, shortcuts=Deferred(f"{__name__}.shortcuts:SHORTCUTS"),
+        probes=Deferred(f"{__name__}.shortcuts:PROBES"), learned_probe=Deferred(f"{__name__}.learned:LEARNED_PROBE"),
+        audit_slot=Deferred(f"{__name__}.learned:audit_slot"), slot_chance=Deferred(f"{__name__}.learned:slot_chance"),
+        balance_key=lambda doc: doc["difficulty"]["category"],
         max_gen_toks=max_gen_toks,
         token_target=token_target,
         knob_properties=(
@@ -232,7 +232,8 @@ register_family(
                       ("recon_closedbook", _tasks("recon_closedbook"))),
         stored_filter=lambda config, row: (row["difficulty"]["category"] in config.categories
                                            and row["difficulty"]["format"] in config.formats),
-        row_summary=row_summary, audit_rows=audit_rows, card_section=CARD_SECTION, failure_modes=failure_modes,
+        row_summary=Deferred(f"{__name__}.audit:row_summary"), audit_rows=Deferred(f"{__name__}.audit:audit_rows"),
+        card_section=CARD_SECTION, failure_modes=failure_modes,
         regeneration_key=lambda doc: (json.loads(doc["params"])["case_seed"],),
     )
 )
