@@ -44,6 +44,22 @@ def tiny_folder(folder: Path) -> Path:
     return folder
 
 
+def test_a_folder_holding_an_oversized_file_keeps_transformers_path(disk, tmp_path, monkeypatch):
+    """A file beside the tokenizer larger than any tokenizer file is not hashed in every process: no record, so
+    every process loads the folder through transformers, and counts are the same."""
+    from lurch_tasks.core import hf_files
+
+    folder = tiny_folder(tmp_path / "tok")
+    (folder / "notes.txt").write_bytes(b"x" * 4096)
+    monkeypatch.setattr(hf_files, "MAX_HASHED_BYTES", 1024 * 1024)
+    assert hf_files.record_key(folder / hf_files.TOKENIZER_FILE) is not None
+    monkeypatch.setattr(hf_files, "MAX_HASHED_BYTES", 2048)
+    assert hf_files.record_key(folder / hf_files.TOKENIZER_FILE) is None
+    first, second = HFTokenCounter(str(folder)), HFTokenCounter(str(folder))
+    assert hf_files.read_record(folder / hf_files.TOKENIZER_FILE) is None and "_loaded" in second.__dict__
+    assert counted(second) == counted(first)
+
+
 def counted(counter: HFTokenCounter) -> list:
     return [(counter.count(text), counter.token_starts(text).tolist()) for text in TEXTS]
 

@@ -19,7 +19,8 @@ import numpy as np
 
 TOKENIZER_FILE = "tokenizer.json"
 RECORD_TABLE = "hf-tokenizer-record"
-RECORD_RULE = 1  # bump when what a record means changes
+RECORD_RULE = 2  # bump when what a record means or its key changes
+MAX_HASHED_BYTES = 64 * 2**20  # the largest tokenizer files are a few tens of MB
 # Model weights sit beside a tokenizer in a model folder; no tokenizer reads them, and hashing gigabytes would
 # cost more than the load this saves.
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".h5", ".msgpack", ".onnx", ".gguf", ".npz")
@@ -43,22 +44,32 @@ def tokenizer_file(name: str) -> Path | None:
     return path if path.is_file() else None
 
 
-def folder_digest(folder: Path) -> str:
-    """SHA-256 over the names and bytes of the folder's files (sorted), model weights left out."""
+def folder_digest(folder: Path) -> str | None:
+    """SHA-256 over the names, sizes and file digests of the folder's files (sorted), model weights left out;
+    None when a file is larger than any tokenizer file (``MAX_HASHED_BYTES``): hashing it in every process would
+    cost more than the load a record saves, so such a folder keeps transformers' path."""
     digest = hashlib.sha256()
     for path in sorted(folder.iterdir()):
         if path.suffix.lower() in _WEIGHT_SUFFIXES or not path.is_file():
             continue
-        data = path.read_bytes()
-        digest.update(path.name.encode("utf-8") + b"\0" + str(len(data)).encode("ascii") + b"\0" + data)
+        size = path.stat().st_size
+        if size > MAX_HASHED_BYTES:
+            return None
+        with path.open("rb") as handle:
+            content = hashlib.file_digest(handle, "sha256").digest()
+        digest.update(path.name.encode("utf-8") + b"\0" + str(size).encode("ascii") + b"\0" + content)
     return digest.hexdigest()
 
 
-def record_key(file: Path) -> dict[str, object]:
+def record_key(file: Path) -> dict[str, object] | None:
+    """The disk-cache key of the folder's record; None when the folder is not hashed (``folder_digest``)."""
     from importlib.metadata import version
 
-    return {"files": folder_digest(file.parent), "transformers": version("transformers"),
-            "tokenizers": version("tokenizers"), "rule": RECORD_RULE}
+    files = folder_digest(file.parent)
+    if files is None:
+        return None
+    return {"files": files, "transformers": version("transformers"), "tokenizers": version("tokenizers"),
+            "rule": RECORD_RULE}
 
 
 def read_record(file: Path) -> FolderRecord | None:
@@ -68,7 +79,8 @@ def read_record(file: Path) -> FolderRecord | None:
     if not tables_enabled():
         return None
     try:
-        table = read_table(RECORD_TABLE, record_key(file))
+        key = record_key(file)
+        table = None if key is None else read_table(RECORD_TABLE, key)
     except (OSError, ValueError, ImportError):  # a folder changing under us, transformers not installed: no record
         return None
     if table is None:
@@ -92,7 +104,9 @@ def save_record(file: Path, backend, stamp: str | None) -> FolderRecord | None:
     arrays = {"equivalent": np.array([equivalent], dtype=np.uint8),
               "stamp": np.frombuffer((stamp or "").encode("ascii"), dtype=np.uint8)}
     try:
-        write_table(RECORD_TABLE, record_key(file), arrays)
+        key = record_key(file)
+        if key is not None:
+            write_table(RECORD_TABLE, key, arrays)
     except (OSError, ValueError, ImportError):
         pass
     return record
