@@ -17,9 +17,13 @@ from typing import TypeVar
 T = TypeVar("T")
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
 def canonical_json(value: object) -> str:
-    """The one JSON encoding used for hashing: sorted keys, no whitespace, ASCII only."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    """The one JSON encoding used for hashing: sorted keys, no whitespace, ASCII only (one encoder built once:
+    ``json.dumps`` with these options builds a new one per call, and seeds are derived tens of times per instance)."""
+    return _CANONICAL.encode(value)
 
 
 def derive_seed(*parts: object) -> int:

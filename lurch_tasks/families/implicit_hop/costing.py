@@ -15,8 +15,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from ...core.budget import joined_costs
 from ...core.pieces import learn_reference_words, piece_table, pieces_apply, split_pieces
 from .kb import Fact, KnowledgeBase, _split_template, render_facts
@@ -103,30 +101,35 @@ def fact_line_costs(kb: KnowledgeBase, facts: Sequence[Fact], lines: Sequence[st
         return None
     if not pieces_apply(counter, "\n".join(lines) + "\n") or not all(map(_NAME.fullmatch, kb.names)):
         return None
-    # a line's two values as indices into ``values`` (the names, then any year a line states), then each value
-    # with or without the space before it as code ``2 * index + spaced``: one array step per line, not a loop
-    keys = [(fact.relation, fact.phrasing) for fact in facts]
+    # a line's two values as codes ``2 * index + spaced`` into ``values`` (the names, then any year a line states):
+    # the columns read off the facts at once (a named tuple transposes in C), one list step per line, no array
+    relations, sources, targets, phrasings = zip(*facts, strict=True)
+    keys = list(zip(relations, phrasings, strict=True))
     used = list(dict.fromkeys(keys))
-    kind = np.fromiter(map({key: k for k, key in enumerate(used)}.__getitem__, keys), dtype=np.int64, count=len(keys))
     values = list(kb.names)
-    years: dict[int, int] = {}
-    targets = []
-    for fact in facts:
-        if fact.relation in _DATED:
-            if fact.target not in years:
-                years[fact.target] = len(values)
-                values.append(str(fact.target))
-            targets.append(years[fact.target])
-        else:
-            targets.append(fact.target)
-    sources = np.fromiter((fact.source for fact in facts), dtype=np.int64, count=len(facts))
-    targets = np.asarray(targets, dtype=np.int64)
+    if not _DATED.isdisjoint(relations):
+        years: dict[int, int] = {}
+        targets = list(targets)
+        for k, relation in enumerate(relations):
+            if relation in _DATED:
+                year = targets[k]
+                if year not in years:
+                    years[year] = len(values)
+                    values.append(str(year))
+                targets[k] = years[year]
     used_shapes = [known[key] for key in used]
-    source_first = np.array([shape.fields[0] == "s" for shape in used_shapes])[kind]
-    spaced = np.array([shape.spaced for shape in used_shapes], dtype=np.int64).reshape(-1, 2)[kind]
-    first = np.where(source_first, sources, targets) * 2 + spaced[:, 0]
-    second = np.where(source_first, targets, sources) * 2 + spaced[:, 1]
-    codes = np.unique(np.concatenate([first, second])).tolist()
+    # per shape: (source first, spaced first, spaced second); codes from the source's and the target's index
+    layout = {key: (shape.fields[0] == "s", *shape.spaced) for key, shape in zip(used, used_shapes, strict=True)}
+    first, second = [], []
+    for key, source, target in zip(keys, sources, targets, strict=True):
+        source_first, spaced_first, spaced_second = layout[key]
+        if source_first:
+            first.append(2 * source + spaced_first)
+            second.append(2 * target + spaced_second)
+        else:
+            first.append(2 * target + spaced_first)
+            second.append(2 * source + spaced_second)
+    codes = sorted({*first, *second})
     named = len(kb.names)  # a name's pieces are its words (``_NAME``), a year's are the regex's
     split = [_words(values[code >> 1], code & 1) if code >> 1 < named
              else name_pieces(values[code >> 1], bool(code & 1)) for code in codes]
@@ -140,20 +143,19 @@ def fact_line_costs(kb: KnowledgeBase, facts: Sequence[Fact], lines: Sequence[st
             return None
         _LEARNED[("run", counter.name)] = table.counts
     counts = table.counts
-    costs = _summed(codes, split, counts, counts.__getitem__, used, kind, first, second)
+    costs = _summed(codes, split, counts.__getitem__, used, keys, first, second, table=counts)
 
     words = learn_reference_words(value_pieces, reference)
     if _LEARNED.get(("reference", reference.name)) is not words:
         words = learn_reference_words(_all_literals(known, simple=True) + value_pieces, reference)
         _LEARNED[("reference", reference.name)] = words
-    references = _summed(codes, split, words, lambda piece: words.get(piece, 0), used, kind, first,
-                         second).tolist()
-    others = [k for k, shape in enumerate(used_shapes) if not shape.simple]
+    references = _summed(codes, split, lambda piece: words.get(piece, 0), used, keys, first, second, table=words)
+    others = {key for key, shape in zip(used, used_shapes, strict=True) if not shape.simple}
     if others:  # a year's line (or any other that is not simple) is tokenized, as ``reference_costs`` does
-        rows = np.flatnonzero(np.isin(kind, others)).tolist()
+        rows = [k for k, key in enumerate(keys) if key in others]
         for k, cost in zip(rows, joined_costs([lines[k] for k in rows], reference, "\n"), strict=True):
             references[k] = cost
-    return costs.tolist(), references
+    return costs, references
 
 
 def _words(name: str, spaced: int) -> list[str]:
@@ -172,13 +174,12 @@ def _all_literals(known: dict[tuple[str, int], Shape], simple: bool = False) -> 
             for piece in part]
 
 
-def _summed(codes: list[int], split: list[list[str]], table: dict, count, used: list[tuple[str, int]],
-            kind: np.ndarray, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+def _summed(codes: list[int], split: list[list[str]], count, used: list[tuple[str, int]],
+            keys: list[tuple[str, int]], first: list[int], second: list[int], table: dict) -> list[int]:
     """Each line's literal pieces' counts plus its two values' (``count``: of a piece in ``table``)."""
-    per_code = np.zeros(max(codes) + 1, dtype=np.int64)
-    per_code[codes] = [sum(map(count, pieces)) for pieces in split]
-    literal = np.array(_literal_sums(table, used, count), dtype=np.int64)
-    return literal[kind] + per_code[first] + per_code[second]
+    per_code = dict(zip(codes, [sum(map(count, pieces)) for pieces in split], strict=True))
+    literal = dict(zip(used, _literal_sums(table, used, count), strict=True))
+    return [literal[key] + per_code[a] + per_code[b] for key, a, b in zip(keys, first, second, strict=True)]
 
 
 _LITERAL_SUMS: dict[int, tuple[dict, dict[tuple[str, int], int]]] = {}

@@ -182,13 +182,21 @@ def closest_question(kb: KnowledgeBase, join: str, lengths: tuple[int, ...], fac
     for draw in range(COMPARE_DRAWS if join == "compare" else CHAIN_DRAWS):
         question = draw_question(kb, join, lengths, StableRng(derive_seed(rng_seed, "chains", draw)), wanted, rng_seed)
         required = required_facts(kb, question, order, StableRng(derive_seed(rng_seed, "order", draw)))
-        tokens = sum(counter.count_many([render_fact(kb, fact) + LINE_SEPARATOR for fact in required]))
+        tokens = _lines_tokens(counter, [render_fact(kb, fact) for fact in required])
         gap = abs(tokens - target)
         if best is None or gap < best[0]:
             best = (gap, question, required)
         if gap <= EVEN_TOLERANCE * target:
             break
     return best[1], best[2]
+
+
+def _lines_tokens(counter, lines: list[str]) -> int:
+    """The lines' tokens, each with its newline, summed: one pass over them joined where the counter
+    ``sums_over_lines`` over them (the sum is then the joined text's count), a pass per line elsewhere."""
+    if lines and sums_over_lines(counter, LINE_SEPARATOR, lines):
+        return counter.count(LINE_SEPARATOR.join(lines) + LINE_SEPARATOR)
+    return sum(counter.count_many([line + LINE_SEPARATOR for line in lines]))
 
 
 def mentions(fact: Fact, entity: int) -> bool:

@@ -170,8 +170,7 @@ def render_fact(kb: KnowledgeBase, fact: Fact) -> str:
 def render_facts(kb: KnowledgeBase, facts: list[Fact]) -> list[str]:
     """``render_fact`` of every fact, for a whole context at once: each template split once into its literal
     text and its two fields, a sentence then joined from five strings (a third of ``str.format``'s time)."""
-    templates = {(r.id, k): (_split_template(template), r.target == YEAR)
-                 for r in RELATIONS for k, template in enumerate(r.facts)}
+    templates = _templates()
     names, out = kb.names, []
     for fact in facts:
         (first, field_1, middle, field_2, last), dated = templates[(fact.relation, fact.phrasing)]
@@ -180,6 +179,13 @@ def render_facts(kb: KnowledgeBase, facts: list[Fact]) -> list[str]:
                 + last)
         out.append(text if "A" <= text[0] <= "Z" else text[0].upper() + text[1:])  # a name first: capitalised
     return out
+
+
+@cache
+def _templates() -> dict[tuple[str, int], tuple[tuple[str, str, str, str, str], bool]]:
+    """Every (relation, phrasing)'s split template and whether its target is a year, built once per process."""
+    return {(r.id, k): (_split_template(template), r.target == YEAR)
+            for r in RELATIONS for k, template in enumerate(r.facts)}
 
 
 @cache

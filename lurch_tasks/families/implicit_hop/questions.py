@@ -45,8 +45,7 @@ def _continuing(entity_type: str) -> tuple[str, ...]:
 def sample_branch(kb: KnowledgeBase, hops: int, rng: StableRng, taken: set[int]) -> Branch:
     """One branch of ``hops`` lookups through entities not in ``taken``: a seeded start among the types a
     chain of that length can leave, then at every hop a seeded relation (any relation on the last hop)."""
-    leaving = {t for t in set(kb.types) if _continuing(t) or (hops == 1 and outgoing(t))}
-    starts = [e for e, t in enumerate(kb.types) if t in leaving]
+    starts = _starts(kb, hops)
     for _ in range(MAX_ATTEMPTS):
         current = rng.choice(starts)
         if current in taken:
@@ -67,6 +66,17 @@ def sample_branch(kb: KnowledgeBase, hops: int, rng: StableRng, taken: set[int])
             return Branch(tuple(relations), tuple(entities))
     raise ValueError(f"hops: the knowledge base holds no fresh {hops}-hop chain after {MAX_ATTEMPTS} tries; "
                      "allowed: fewer hops or branches, or a longer context")
+
+
+def _starts(kb: KnowledgeBase, hops: int) -> list[int]:
+    """The entities a chain of ``hops`` lookups can leave, ascending; remembered on the knowledge base (a
+    question's seeded draws ask for them again and again)."""
+    held = kb.__dict__.setdefault("_starts", {})
+    starts = held.get(hops)
+    if starts is None:
+        leaving = {t for t in set(kb.types) if _continuing(t) or (hops == 1 and outgoing(t))}
+        starts = held[hops] = [e for e, t in enumerate(kb.types) if t in leaving]
+    return starts
 
 
 def sample_branches(kb: KnowledgeBase, lengths: Sequence[int], rng: StableRng) -> list[Branch]:
