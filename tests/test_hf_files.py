@@ -114,3 +114,12 @@ def test_generation_runs_with_the_cycle_collector_paused():
     paused()
     assert seen == [False] and gc.isenabled()
     assert all(getattr(family.generate, "collector_paused", False) for family in all_families())
+
+
+def test_objects_alive_after_the_first_instance_are_frozen_once():
+    paused = collector_paused(lambda: None)
+    paused()
+    frozen = gc.get_freeze_count()
+    assert frozen > 0 and gc.isenabled()
+    paused()
+    assert gc.get_freeze_count() == frozen  # once per process: later instances' objects are collected as before

@@ -99,7 +99,9 @@ def build_kb(people: int, seed: int) -> KnowledgeBase:
         values.update(_assign(relation, ids, values, rng))
     phrasings = {relation.id: len(relation.facts) for relation in RELATIONS}
     draws = rng.below_each([phrasings[r] for r, _ in values])
-    facts = [Fact(r, s, t, phrasing) for ((r, s), t), phrasing in zip(values.items(), draws, strict=True)]
+    # tuple.__new__ in C: a named tuple's own __new__ is a Python function, called once per fact
+    new = tuple.__new__
+    facts = [new(Fact, (r, s, t, phrasing)) for ((r, s), t), phrasing in zip(values.items(), draws, strict=True)]
     return KnowledgeBase(tuple(names), tuple(types), tuple(rng.shuffled(facts)))
 
 
