@@ -250,6 +250,31 @@ def test_piece_lengths_from_the_bpe_model_are_an_encodings(tokenizers, name):
     assert found == [tuple(counter._byte_lengths[counter._ids(word)].tolist()) for word in words]
 
 
+@pytest.mark.parametrize("name", ["smollm2", "byte_bpe"])
+def test_pieces_counted_by_the_model_read_their_lengths_later(tokenizers, name):
+    """Word pieces are learned as counts (``PieceTable.learn``) and their lengths tokenized when first read
+    (``LengthsOnDemand``): the same counts and lengths as each piece's encoding, before and after a full table
+    starts afresh."""
+    from lurch_tasks.core.names import NameMaker
+    from lurch_tasks.core.pieces import PieceTable, split_pieces
+    from lurch_tasks.core.rng import StableRng
+
+    counter = get_token_counter(tokenizers[name])
+    maker = NameMaker(StableRng(11))
+    text = " ".join(maker.person() for _ in range(200)) + " it's 1923, (x) -- a.b! Works Trust's 12345 zz's \n  x"
+    pieces = list(dict.fromkeys(split_pieces(text)))
+    table = PieceTable(counter)
+    assert table._spelling_model() is not None
+    assert table.learn(pieces)
+    old_lengths, unread = table.lengths, " Trust"
+    for piece in pieces:
+        if piece.strip() and piece != unread:
+            encoded = tuple(counter._byte_lengths[counter._ids(piece)].tolist())
+            assert table.counts[piece] == len(encoded) and table.lengths[piece] == encoded
+    table.counts = {}  # as a full table starts afresh: lengths read off the old table stay readable
+    assert old_lengths[unread] == tuple(counter._byte_lengths[counter._ids(unread)].tolist())
+
+
 @pytest.mark.parametrize("name", ["smollm2", "byte_bpe", "cl100k", "cl100k_hf", "sentencepiece"])
 def test_graph_records_one_pass_counts_when_it_sums_them(tokenizers, name):
     """The graph family fits and measures its prompts from each profile's in-prompt tokens, with no pass over the

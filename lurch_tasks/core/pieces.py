@@ -66,7 +66,8 @@ class PieceTable:
     def __init__(self, counter) -> None:
         self.counter = counter
         self.counts: dict[str, int] = {}
-        self.lengths: dict[str, tuple[int, ...]] = {}
+        self.lengths: dict[str, tuple[int, ...]] = LengthsOnDemand(self, self.counts)
+        self._spelling: object | None = None  # the BPE model once checked (``_spelling_model``), or False
 
     def _token_lengths(self, text: str) -> np.ndarray:
         return self.counter._byte_lengths[np.asarray(self.counter._ids(text), dtype=np.int64)]
@@ -82,6 +83,20 @@ class PieceTable:
         tokenize = model.tokenize
         return [tuple(len(token.value) for token in tokenize(word.translate(_BYTE_SYMBOLS))) for word in words]
 
+    def _spelling_model(self):
+        """The BPE model where its tokens of any printable ASCII word spell the word byte for byte, so a word's count
+        is its tokens' number and the check ``learn`` makes on each word's lengths holds for every word: every
+        printable character (in the byte-level alphabet) is a token of its own, and merges only join tokens (no
+        subword prefix or word suffix, no dropout). None elsewhere (then every word's lengths are read at once)."""
+        if self._spelling is None:
+            model = getattr(getattr(self.counter, "_backend", None), "model", None)
+            spells = (type(model).__name__ == "BPE" and hasattr(model, "tokenize") and not model.dropout
+                      and not model.continuing_subword_prefix and not model.end_of_word_suffix
+                      and all(model.token_to_id(chr(c).translate(_BYTE_SYMBOLS)) is not None
+                              for c in range(ord(" "), ord("~") + 1)))
+            self._spelling = model if spells else False
+        return self._spelling or None
+
     def learn(self, pieces: Sequence[str]) -> bool:
         """Tokenize the pieces not seen yet; False if a piece's tokens do not spell it byte for byte (then pieces
         cannot stand for the tokenizer)."""
@@ -89,11 +104,18 @@ class PieceTable:
         if not new:
             return True
         if len(self.counts) + len(new) > CACHE_LIMIT:  # new tables: lines split before keep the old ones
-            self.counts, self.lengths = {}, {}
+            self.counts = {}
+            self.lengths = LengthsOnDemand(self, self.counts)
             new = list(dict.fromkeys(pieces))
         # whitespace pieces would run into the joining newlines: those alone (few, and soon all known)
         spaced = [piece for piece in new if piece[-1].isspace()]
         words = [piece for piece in new if not piece[-1].isspace()]
+        model = self._spelling_model() if words else None
+        if model is not None:  # word pieces counted by the model; their lengths only when read (``LengthsOnDemand``)
+            tokenize = model.tokenize
+            self.counts.update(zip(words, [len(tokenize(word.translate(_BYTE_SYMBOLS))) for word in words],
+                                   strict=True))
+            words = []
         found = self._model_lengths(words) if words else []
         if found is None:
             found = lengths_in_one_pass(words, self._token_lengths)
@@ -108,6 +130,24 @@ class PieceTable:
                 return False
             self.counts[piece], self.lengths[piece] = len(lengths), lengths
         return True
+
+
+class LengthsOnDemand(dict):
+    """A piece table's token byte lengths: a word piece counted by the model alone (``PieceTable.learn``) is
+    tokenized again for its lengths when they are first read (a fit reads only counts; a prompt's token starts the
+    lengths of its last line and question)."""
+
+    def __init__(self, table: PieceTable, counts: dict[str, int]) -> None:
+        super().__init__()
+        self.table, self.counts = table, counts  # the counts learned with these lengths (a full table starts afresh)
+
+    def __missing__(self, piece: str) -> tuple[int, ...]:
+        model = self.table._spelling_model()
+        if model is None or piece not in self.counts:
+            raise KeyError(piece)
+        lengths = tuple([len(token.value) for token in model.tokenize(piece.translate(_BYTE_SYMBOLS))])
+        self[piece] = lengths
+        return lengths
 
 
 _BYTE_SYMBOLS = {ord(" "): "\u0120"}  # GPT-2's byte-level alphabet on a word piece: printable ASCII maps to itself

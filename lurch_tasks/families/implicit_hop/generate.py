@@ -654,7 +654,8 @@ def _generate(config: ImplicitHopConfig, seed: int, split: str, index: int, conf
     def predicted_count(text: str) -> int:
         return predicted[text] if text in predicted else meter.count(text)
 
-    frame = (parts.count if additive else meter.count)(render([])) - sum(costs[i] for i in evidence_ids)
+    # the frame's count summed as every prompt's is (``predicted_count``), not counted again from its pieces
+    frame = (predicted_count if additive else meter.count)(render([])) - sum(costs[i] for i in evidence_ids)
     room = cell.context_tokens - frame - sum(costs[i] for i in evidence_ids)
     fitting, rest = _first_fit(distractor_ids, costs, room)
     _close_the_gap(fitting, rest, costs, room - sum(costs[i] for i in fitting),
