@@ -441,8 +441,8 @@ def distractor_pool(kb: KnowledgeBase, required: list[Fact], question: Question,
     years = question.join.kind == "compare"
     dated = set() if years else {r.id for r in BY_ID.values() if r.target == YEAR}
     unused = set(BY_ID) - used if mode == "unrelated" else set(BY_ID)
-    return [f for f in kb.facts if (f.relation, f.source) not in needed and f.relation not in dated
-            and f.relation in unused]
+    allowed = unused - dated
+    return [f for f in kb.facts if f[0] in allowed and f[:2] not in needed]  # (relation, source) not needed
 
 
 def broken_hop(config: ImplicitHopConfig, seed: int, split: str, cell: Cell, sample: int) -> int | None:
@@ -867,7 +867,7 @@ def _instance(config, config_name, seed, split, index, cell, kb, question_drawn,
         **({"broken": _broken_record(kb, question_drawn, hop, missing)} if missing is not None else {}),
         "tokenizer": config.tokenizer,
         "chat_template": config.chat_template,
-        "config": config_to_dict(config),
+        "config": _config_dict(config),
     }
     return Instance(
         id=instance_id(config_name, split, index, FAMILY), family=FAMILY, task=config_name,
@@ -878,6 +878,21 @@ def _instance(config, config_name, seed, split, index, cell, kb, question_drawn,
         reasoning_graph={"nodes": nodes, "edges": edges}, difficulty=difficulty, params=canonical_json(params),
         pair_key=setup.pair_key,
     )
+
+
+_CONFIG_DICTS: dict[int, tuple[ImplicitHopConfig, dict]] = {}
+
+
+def _config_dict(config: ImplicitHopConfig) -> dict:
+    """``config_to_dict`` of a config, once per config object (a run's instances share one; ``dataclasses.asdict``
+    copies every field each time). Held with the config, so an id reused by another config gets its own; the
+    instance only serialises it."""
+    held = _CONFIG_DICTS.get(id(config))
+    if held is None or held[0] is not config:
+        if len(_CONFIG_DICTS) >= 16:  # configs of a long-lived process: not kept alive here
+            _CONFIG_DICTS.clear()
+        held = _CONFIG_DICTS[id(config)] = (config, config_to_dict(config))
+    return held[1]
 
 
 def _branch_record(kb: KnowledgeBase, branch: Branch, join: Join) -> dict:
