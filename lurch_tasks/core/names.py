@@ -59,11 +59,15 @@ def _real_words() -> frozenset[str]:
     return frozenset(text.split("\n")) if text else frozenset()
 
 
+_SYLLABLES = [[onset + vowel for vowel in VOWELS] for onset in ONSETS]  # onset x vowel, joined once
+_SIZES = {n: [len(ONSETS), len(VOWELS)] * n + [len(CODAS)] for n in (1, 2, 3)}  # a stem's draws, per syllables
+
+
 def stem(rng: StableRng, syllables: int) -> str:
     """One invented word of ``syllables`` syllables, capitalised."""
     # onset and vowel of every syllable, then the last one's coda: the draws of one choice() each, in one call
-    draws = rng.below_each([len(ONSETS), len(VOWELS)] * syllables + [len(CODAS)])
-    parts = [ONSETS[draws[2 * i]] + VOWELS[draws[2 * i + 1]] for i in range(syllables)]
+    draws = rng.below_each(_SIZES.get(syllables) or [len(ONSETS), len(VOWELS)] * syllables + [len(CODAS)])
+    parts = [_SYLLABLES[draws[2 * i]][draws[2 * i + 1]] for i in range(syllables)]
     return ("".join(parts) + CODAS[draws[-1]]).capitalize()
 
 
@@ -75,9 +79,10 @@ class NameMaker:
         self._used: set[str] = set()
 
     def _fresh_stem(self) -> str:
+        real = _real_words()
         for _ in range(10_000):
             word = stem(self.rng, 2 + self.rng.below(2))
-            if word.lower() not in _real_words() and word not in self._used:
+            if word.lower() not in real and word not in self._used:
                 self._used.add(word)
                 return word
         raise ValueError("context_tokens: the invented-name space ran out; allowed: a smaller knowledge base")
