@@ -632,7 +632,9 @@ def _generate(config: ImplicitHopConfig, seed: int, split: str, index: int, conf
                                     StableRng(derive_seed(layout_seed, "starts")))
 
     def render(chosen: list[int]) -> str:
-        order = arranged(chosen)[1]
+        return rendered(arranged(chosen)[1])
+
+    def rendered(order: list[int]) -> str:
         text = render_prompt(LINE_SEPARATOR.join([lines[i] for i in order]), question)
         if additive and order:
             predicted[text] = predicted_tokens(order)
@@ -654,8 +656,10 @@ def _generate(config: ImplicitHopConfig, seed: int, split: str, index: int, conf
     def predicted_count(text: str) -> int:
         return predicted[text] if text in predicted else meter.count(text)
 
-    # the frame's count summed as every prompt's is (``predicted_count``), not counted again from its pieces
-    frame = (predicted_count if additive else meter.count)(render([])) - sum(costs[i] for i in evidence_ids)
+    # The frame holds no distractor line, and every step of an arrangement moves distractor lines only (with none,
+    # the layout is the evidence in its own order): it is rendered so, not laid out, and its count summed as every
+    # prompt's is (``predicted_count``).
+    frame = (predicted_count if additive else meter.count)(rendered(evidence_ids)) - sum(costs[i] for i in evidence_ids)
     room = cell.context_tokens - frame - sum(costs[i] for i in evidence_ids)
     fitting, rest = _first_fit(distractor_ids, costs, room)
     _close_the_gap(fitting, rest, costs, room - sum(costs[i] for i in fitting),
