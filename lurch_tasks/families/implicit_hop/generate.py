@@ -681,7 +681,13 @@ def _generate(config: ImplicitHopConfig, seed: int, split: str, index: int, conf
     must = frozenset(forced)
     optional = [i for i in distractor_ids if i not in must]
 
+    # every forced line is fitted: from the fitted lines on, the first n optional ones are the fitted lines and the
+    # first of the rest (the fit's first count, and every line it adds, without a pass over the distractors)
+    fitted_optional = len(fitting) - len(must) if must <= frozenset(fitting) else None
+
     def chosen(n: int) -> list[int]:  # every forced line and the first n optional ones, in distractor order
+        if fitted_optional is not None and n >= fitted_optional:
+            return fitting + rest[:n - fitted_optional]
         keep = must | frozenset(optional[:n])
         return [i for i in distractor_ids if i in keep]
 
@@ -823,8 +829,7 @@ def _instance(config, config_name, seed, split, index, cell, kb, question_drawn,
     branches = question_drawn.branches
     subjects = {subject for _, subject in hops(question_drawn)}  # competitor_counts reads only their keys
     laid_out = set(order)
-    present = {(fact.relation, fact.source) for i, fact in enumerate(facts)
-               if fact.source in subjects and i in laid_out}
+    present = {(facts[i].relation, facts[i].source) for i in order if i < len(facts) and facts[i].source in subjects}
     competitors = competitor_counts(question_drawn, present)
     if competitors != expected_competitors(question_drawn, config.competitors_per_hop, missing):
         raise RuntimeError(f"competitors per hop {competitors} miss the level {config.competitors_per_hop}; this is a "
