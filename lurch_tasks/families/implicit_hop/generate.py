@@ -733,11 +733,12 @@ def _line_sum(counter, head: str, pieces: bool) -> LineSum:
 def _first_fit(lines: list[int], costs: list[int], room: int) -> tuple[list[int], list[int]]:
     """(fitting, rest) in pool order: a line too long for what is left is skipped and a later, shorter one
     may still fit, so the prompt lands within the tolerance even where a line costs more than it."""
-    fitting, rest, smallest = [], [], min((costs[i] for i in lines), default=0)
+    fitting, rest = [], []
     for line in lines:
-        if room >= costs[line] and room >= smallest:
+        cost = costs[line]
+        if room >= cost:
             fitting.append(line)
-            room -= costs[line]
+            room -= cost
         else:
             rest.append(line)
     return fitting, rest
