@@ -47,20 +47,22 @@ def merged_lengths(piece: bytes, ranks: dict[bytes, int]) -> tuple[int, ...]:
     size = len(piece)
     if size == 1 or piece in ranks:
         return (size,)
-    get, never = ranks.get, _NEVER
+    get = ranks.get
     cuts = list(range(size + 1))  # where each part starts, and the piece's end
-    pairs = [get(piece[k:k + 2], never) for k in range(size - 1)]  # rank of part k joined with part k + 1
-    while len(pairs):
-        best = min(pairs)
-        if best == never:
+    pairs = [get(piece[k:k + 2], _NEVER) for k in range(size - 1)]  # rank of part k joined with part k + 1
+    best = min(pairs)
+    while best != _NEVER:
+        k = pairs.index(best)  # the leftmost of equal ranks
+        del cuts[k + 1]
+        del pairs[k]
+        if not pairs:
             break
-        k = pairs.index(best)
-        del cuts[k + 1], pairs[k]
         if k < len(pairs):
-            pairs[k] = get(piece[cuts[k]:cuts[k + 2]], never)
+            pairs[k] = get(piece[cuts[k]:cuts[k + 2]], _NEVER)
         if k:
-            pairs[k - 1] = get(piece[cuts[k - 1]:cuts[k + 1]], never)
-    return tuple(b - a for a, b in zip(cuts, cuts[1:], strict=False))
+            pairs[k - 1] = get(piece[cuts[k - 1]:cuts[k + 1]], _NEVER)
+        best = min(pairs)
+    return tuple([end - start for start, end in zip(cuts, cuts[1:], strict=False)])
 
 
 def plain(text: str) -> bool:
