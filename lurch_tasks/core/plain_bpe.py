@@ -95,10 +95,14 @@ class PlainCounter:
         new = [piece for piece in dict.fromkeys(pieces) if piece not in lengths]
         if not all(map(_SUBSET_PIECE.fullmatch, new)):
             return None
+        cost = len(text) * CHAR_COST + len(new) * NEW_PIECE_COST
+        if self.spent + cost > self.budget:  # known before merging: never pay past what tiktoken costs
+            self.spent = self.budget
+            return None
         ranks = self.ranks
         for piece in new:
             lengths[piece] = merged_lengths(piece.encode("ascii"), ranks)
-        self.spent += len(text) * CHAR_COST + len(new) * NEW_PIECE_COST
+        self.spent += cost
         return pieces
 
     def count(self, text: str) -> int | None:
