@@ -98,6 +98,13 @@ def test_texts_outside_the_subset_are_left_to_tiktoken(subset, text):
     assert counter.count_many(["Alba.\n", text]) is None and not counter.exhausted
 
 
+def test_word_counts_are_the_counts_of_the_words_alone(encoding, subset):
+    counter = PlainCounter(subset, budget=1e9)
+    words = generated_words(random.Random(8), 500)
+    assert counter.word_counts(words) == [len(encoding.encode_ordinary(word)) for word in words]
+    assert PlainCounter(subset, budget=10 * plain_bpe.NEW_PIECE_COST).word_counts(words) is None
+
+
 def test_the_budget_stops_the_plain_counter(subset):
     counter = PlainCounter(subset, budget=20 * plain_bpe.NEW_PIECE_COST)
     assert counter.count("Alba Brin") is not None

@@ -105,6 +105,20 @@ class PlainCounter:
         self.spent += cost
         return pieces
 
+    def word_counts(self, words: Sequence[str]) -> list[int] | None:
+        """Tokens of each word piece alone (``" ?[A-Za-z]+"``, which the caller has checked: no split, no check)."""
+        lengths = self.lengths
+        new = [word for word in dict.fromkeys(words) if word not in lengths]
+        cost = len(new) * NEW_PIECE_COST
+        if self.spent + cost > self.budget:
+            self.spent = self.budget
+            return None
+        ranks = self.ranks
+        for word in new:
+            lengths[word] = merged_lengths(word.encode("ascii"), ranks)
+        self.spent += cost
+        return [len(lengths[word]) for word in words]
+
     def count(self, text: str) -> int | None:
         pieces = self.pieces(text)
         return None if pieces is None else sum(map(len, map(self.lengths.__getitem__, pieces)))

@@ -9,6 +9,7 @@ import json
 import marshal
 import os
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -317,6 +318,12 @@ class TiktokenCounter:
             return None
         plain = self._plain
         return None if plain is None or plain.exhausted else plain
+
+    def plain_word_counts(self, words: Sequence[str]) -> list[int] | None:
+        """Tokens of each word piece (``" ?[A-Za-z]+"``) alone while the plain counter counts (``_plain_now``), with
+        no split of a text joining them; None otherwise (count them as texts)."""
+        plain = self._plain_now()
+        return None if plain is None else plain.word_counts(words)
 
     def count(self, text: str) -> int:
         if (plain := self._plain_now()) is not None and (count := plain.count(text)) is not None:
