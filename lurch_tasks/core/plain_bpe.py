@@ -26,9 +26,9 @@ _SUBSET_PIECE = re.compile(r" ?[A-Za-z]+|[\n -@\[-`{-~]+")
 
 # Estimated CPU cost of the work done here, in seconds (measured on the bench: splitting and looking pieces up per
 # character; merging a new piece), so a process stops at about what loading tiktoken costs (ski rental).
-CHAR_COST = 0.1e-6
+CHAR_COST = 0.5e-6
 NEW_PIECE_COST = 6e-6
-BUDGET = 0.06
+BUDGET = 0.05
 
 
 _NEVER = 1 << 62  # the rank of a pair that is no token
