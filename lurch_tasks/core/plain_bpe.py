@@ -3,10 +3,12 @@ loading tiktoken (~0.08 s: its ranks, then its Rust encoder) pays for itself.
 
 cl100k cuts a text into pieces with one regex and runs byte-pair merging on each piece alone, looking up only the
 piece's own substrings. A piece of letters after an optional space (``" ?[A-Za-z]+"``) has only such substrings
-(and the space); a piece without letters (digits, punctuation, spaces, newlines) only pieces without letters. So
-the ranks of the tokens of those two kinds (75k of cl100k's 100k) merge such pieces exactly as the full ranks do,
-and a text whose pieces are all of them (an invented name's words, a fact line, a year) is counted exactly; any
-other text (a contraction, a letter after a bracket, non-ASCII) is left to tiktoken.
+(and the space); an apostrophe and one or two letters (``'s``, ``'ll``) only such substrings, letters and the
+apostrophe; a piece without letters (digits, punctuation, spaces, newlines) only pieces without letters. So the
+ranks of the tokens of those kinds (75k of cl100k's 100k) merge such pieces exactly as the full ranks do, and a
+text whose pieces are all of them (an invented name's words, a fact line, a year, a possessive) is counted
+exactly; any other text (a letter after a bracket, a longer word after an apostrophe, non-ASCII) is left to
+tiktoken.
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ from collections.abc import Sequence
 PIECES = re.compile(r"""'(?i:[sdmt]|ll|ve|re)|[^\nA-Za-z0-9]?[A-Za-z]+|[0-9]{1,3}| ?[^ \nA-Za-z0-9]+\n*"""
                     r"""|[ \n]+\Z|[ \n]*\n|[ \n]+(?![^ \n])|[ \n]""")
 _PRINTABLE = bytes(range(ord(" "), ord("~") + 1)) + b"\n"
-# a token (bytes) whose merges stay within the subset: letters after an optional space, or no letters at all
-SUBSET_TOKEN = re.compile(rb" ?[A-Za-z]+|[\n -@\[-`{-~]+")
-_SUBSET_PIECE = re.compile(r" ?[A-Za-z]+|[\n -@\[-`{-~]+")
+# a token (bytes) whose merges stay within the subset: letters after an optional space, an apostrophe and one or
+# two letters (cl100k's contractions), or no letters at all
+SUBSET_TOKEN = re.compile(rb" ?[A-Za-z]+|'[A-Za-z]{1,2}|[\n -@\[-`{-~]+")
+_SUBSET_PIECE = re.compile(r" ?[A-Za-z]+|'[A-Za-z]{1,2}|[\n -@\[-`{-~]+")
 
 # Estimated CPU cost of the work done here, in seconds (measured on the bench: splitting and looking pieces up per
 # character; merging a new piece), so a process stops at about what loading tiktoken costs (ski rental).

@@ -135,7 +135,7 @@ def plain_ranks(spec: OfflineEncodingSpec) -> dict[bytes, int] | None:
     data = path.read_bytes()
     if hashlib.sha256(data).hexdigest() != spec.sha256:
         return None
-    key = {"sha256": spec.sha256, "rule": 1, **MARSHAL_KEY}  # rule: bump when plain_bpe.SUBSET_TOKEN changes
+    key = {"sha256": spec.sha256, "rule": 2, **MARSHAL_KEY}  # rule: bump when plain_bpe.SUBSET_TOKEN changes
     ranks = unmarshalled(read_table(PLAIN_RANKS_TABLE, key))
     if ranks is None:
         ranks = subset_ranks(stored_ranks(data, spec.sha256))
