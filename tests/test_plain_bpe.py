@@ -109,6 +109,15 @@ def test_word_counts_are_the_counts_of_the_words_alone(encoding, subset):
     assert PlainCounter(subset, budget=10 * plain_bpe.NEW_PIECE_COST).word_counts(words) is None
 
 
+def test_the_ranks_are_read_only_when_a_piece_is_merged(subset):
+    reads = []
+    counter = PlainCounter(lambda: reads.append(1) or subset, budget=1e9)
+    assert counter.count("(Alba) caf\u00e9") is None and counter.count("") == 0 and not reads
+    assert counter.count("Alba Brin.\n") is not None and counter.count("Brin Alba.\n") is not None and reads == [1]
+    unavailable = PlainCounter(lambda: None, budget=1e9)
+    assert unavailable.count("Alba") is None and unavailable.exhausted
+
+
 def test_the_budget_stops_the_plain_counter(subset):
     counter = PlainCounter(subset, budget=20 * plain_bpe.NEW_PIECE_COST)
     assert counter.count("Alba Brin") is not None

@@ -14,7 +14,7 @@ tiktoken.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 # cl100k's pattern (``core.tokens``) on printable ASCII and newlines, where its classes are ``[A-Za-z]`` (letters),
 # ``[0-9]`` (numbers) and ``[ \n]`` (whitespace). Its possessive quantifiers never give back what a greedy one would
@@ -76,15 +76,40 @@ def plain(text: str) -> bool:
 class PlainCounter:
     """cl100k's tokens of plain texts from the subset's ranks, each piece merged once per process; None from any
     method where a text is not plain or holds a piece outside the subset, or once the work done here reaches
-    ``budget`` (then the caller loads tiktoken and uses it from then on)."""
+    ``budget`` (then the caller loads tiktoken and uses it from then on).
 
-    def __init__(self, ranks: dict[bytes, int], budget: float | None = None) -> None:
-        self.ranks, self.budget, self.spent = ranks, BUDGET if budget is None else budget, 0.0
+    ``ranks``: the subset, or what reads it (None: not available, and this counter stops), called when a piece is
+    first merged: a process whose first text is not plain (a prompt in cl100k's own run) never reads them."""
+
+    def __init__(self, ranks: dict[bytes, int] | Callable[[], dict[bytes, int] | None],
+                 budget: float | None = None) -> None:
+        self._ranks = ranks
+        self.budget, self.spent = BUDGET if budget is None else budget, 0.0
         self.lengths: dict[str, tuple[int, ...]] = {}
 
     @property
     def exhausted(self) -> bool:
         return self.spent >= self.budget
+
+    def _merge(self, new: list[str], cost: float) -> bool:
+        """Merge the pieces ``new`` at an estimated ``cost``; False (and no more counting) past the budget or
+        without ranks."""
+        if self.spent + cost > self.budget:  # known before merging: never pay past what tiktoken costs
+            self.spent = self.budget
+            return False
+        if not new:
+            return True
+        ranks = self._ranks
+        if callable(ranks):
+            ranks = self._ranks = ranks()
+        if ranks is None:
+            self.spent = self.budget
+            return False
+        lengths = self.lengths
+        for piece in new:
+            lengths[piece] = merged_lengths(piece.encode("ascii"), ranks)
+        self.spent += cost
+        return True
 
     def pieces(self, text: str) -> list[str] | None:
         """``text``'s pieces, each with its token lengths known; None where this counter does not apply."""
@@ -98,28 +123,14 @@ class PlainCounter:
         new = [piece for piece in dict.fromkeys(pieces) if piece not in lengths]
         if not all(map(_SUBSET_PIECE.fullmatch, new)):
             return None
-        cost = len(text) * CHAR_COST + len(new) * NEW_PIECE_COST
-        if self.spent + cost > self.budget:  # known before merging: never pay past what tiktoken costs
-            self.spent = self.budget
-            return None
-        ranks = self.ranks
-        for piece in new:
-            lengths[piece] = merged_lengths(piece.encode("ascii"), ranks)
-        self.spent += cost
-        return pieces
+        return pieces if self._merge(new, len(text) * CHAR_COST + len(new) * NEW_PIECE_COST) else None
 
     def word_counts(self, words: Sequence[str]) -> list[int] | None:
         """Tokens of each word piece alone (``" ?[A-Za-z]+"``, which the caller has checked: no split, no check)."""
         lengths = self.lengths
         new = [word for word in dict.fromkeys(words) if word not in lengths]
-        cost = len(new) * NEW_PIECE_COST
-        if self.spent + cost > self.budget:
-            self.spent = self.budget
+        if not self._merge(new, len(new) * NEW_PIECE_COST):
             return None
-        ranks = self.ranks
-        for word in new:
-            lengths[word] = merged_lengths(word.encode("ascii"), ranks)
-        self.spent += cost
         return [len(lengths[word]) for word in words]
 
     def count(self, text: str) -> int | None:

@@ -307,13 +307,13 @@ class TiktokenCounter:
     @cached_property
     def _plain(self) -> PlainCounter | None:
         spec = _OFFLINE_SPECS.get(_TIKTOKEN_OFFLINE_ENCODINGS[self.name])
-        ranks = None if spec is None else plain_ranks(spec)
-        return None if ranks is None else PlainCounter(ranks)
+        return None if spec is None else PlainCounter(lambda: plain_ranks(spec))  # read when first needed
 
     def _plain_now(self) -> PlainCounter | None:
         """The pure-Python counter of plain texts (``core.plain_bpe``: the same counts, from a 75k-token subset of
         the ranks that loads in a tenth of tiktoken's time) while tiktoken is not loaded and that counter's work
-        has not reached what loading tiktoken costs; None then (a text it cannot count loads tiktoken)."""
+        has not reached what loading tiktoken costs; None then (a text it cannot count loads tiktoken, and so does
+        the first text to count when the subset cannot be read: no disk cache)."""
         if "_enc" in self.__dict__:
             return None
         plain = self._plain
