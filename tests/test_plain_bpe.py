@@ -126,6 +126,9 @@ def test_the_budget_stops_the_plain_counter(subset):
     assert counter.exhausted
     fresh = PlainCounter(subset, budget=0.001)
     assert fresh.count("word " * 10_000) is None and fresh.exhausted  # one text worth more than the rest
+    words = generated_words(random.Random(4), 300)
+    large = PlainCounter(subset, budget=len(words) * plain_bpe.NEW_PIECE_COST / plain_bpe.LARGEST_SHARE / 1.5)
+    assert large.word_counts(words) is None and large.exhausted  # one request worth more than its share
 
 
 @pytest.fixture()

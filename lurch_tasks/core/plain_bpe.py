@@ -32,6 +32,10 @@ _SUBSET_PIECE = re.compile(r" ?[A-Za-z]+|'[A-Za-z]{1,2}|[\n -@\[-`{-~]+")
 CHAR_COST = 0.5e-6
 NEW_PIECE_COST = 6e-6
 BUDGET = 0.05
+# A single request (a text, or the new words of one call) estimated above this share of the budget loads tiktoken
+# at once: it is one instance's worth of a long context (~2,600 new names at 128k tokens), whose next few instances
+# would spend the rest of the budget and load it anyway.
+LARGEST_SHARE = 0.25
 
 
 _NEVER = 1 << 62  # the rank of a pair that is no token
@@ -94,7 +98,7 @@ class PlainCounter:
     def _merge(self, new: list[str], cost: float) -> bool:
         """Merge the pieces ``new`` at an estimated ``cost``; False (and no more counting) past the budget or
         without ranks."""
-        if self.spent + cost > self.budget:  # known before merging: never pay past what tiktoken costs
+        if self.spent + cost > self.budget or cost > self.budget * LARGEST_SHARE:  # known before merging
             self.spent = self.budget
             return False
         if not new:
@@ -113,8 +117,8 @@ class PlainCounter:
 
     def pieces(self, text: str) -> list[str] | None:
         """``text``'s pieces, each with its token lengths known; None where this counter does not apply."""
-        if self.spent + len(text) * CHAR_COST > self.budget:
-            self.spent = self.budget  # this text alone would cost more than the rest: tiktoken from now on
+        if self.spent + len(text) * CHAR_COST > self.budget or len(text) * CHAR_COST > self.budget * LARGEST_SHARE:
+            self.spent = self.budget  # a text this long (a prompt): tiktoken from now on
             return None
         if not plain(text):
             return None
