@@ -254,8 +254,12 @@ def learn_reference_words(pieces: Sequence[str], reference) -> dict[str, int]:
     not in it yet counted (in one pass where ``lengths_in_one_pass`` allows)."""
     table = _reference_table(reference)
     new = [piece for piece in dict.fromkeys(pieces) if piece not in table and _WORD.fullmatch(piece)]
-    found = lengths_in_one_pass(new, reference.token_lengths)
-    counts = [reference.count(piece) for piece in new] if found is None else list(map(len, found))
+    # cl100k before tiktoken is loaded (``core.plain_bpe``): each word merged alone, no text to split
+    plain = getattr(reference, "plain_word_counts", None)
+    counts = None if plain is None or not new else plain(new)
+    if counts is None:
+        found = lengths_in_one_pass(new, reference.token_lengths)
+        counts = [reference.count(piece) for piece in new] if found is None else list(map(len, found))
     table.update(zip(new, counts, strict=True))
     return table
 
