@@ -4,6 +4,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
+
 # No test may touch the network: the Hub libraries must work from local files only.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
@@ -17,6 +19,18 @@ os.environ["LURCH_CACHE_DIR"] = "off"
 _DATASETS_CACHE = tempfile.mkdtemp(prefix="lurch-test-datasets-")
 os.environ["HF_DATASETS_CACHE"] = _DATASETS_CACHE
 atexit.register(shutil.rmtree, _DATASETS_CACHE, True)
+
+
+@pytest.fixture()
+def disk(tmp_path, monkeypatch):
+    """The table cache switched on in a fresh folder with a fresh MAC key (``disk_cache``), for the cache's tests."""
+    from lurch_tasks.core import disk_cache
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("LURCH_CACHE_DIR", str(tmp_path / "cache"))
+    disk_cache._table_secret.cache_clear()
+    yield tmp_path / "cache"
+    disk_cache._table_secret.cache_clear()
 
 
 

@@ -19,16 +19,6 @@ TEXTS = ("The quick brown fox jumps over the lazy dog.", "a<x>b and <|end|> too"
 END = "<|end|>"
 
 
-@pytest.fixture()
-def disk(tmp_path, monkeypatch):
-    """A fresh cache folder and MAC key."""
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setenv("LURCH_CACHE_DIR", str(tmp_path / "cache"))
-    disk_cache._table_secret.cache_clear()
-    yield tmp_path / "cache"
-    disk_cache._table_secret.cache_clear()
-
-
 def tiny_folder(folder: Path) -> Path:
     """A byte-level BPE trained on one sentence, saved as transformers saves a fast tokenizer."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers

@@ -9,7 +9,7 @@ import string
 import pytest
 from offline_tokenizers import save_byte_level_bpe
 
-from lurch_tasks.core import disk_cache, pieces, plain_bpe, tokens
+from lurch_tasks.core import pieces, plain_bpe, tokens
 from lurch_tasks.core.generation import resolve_task
 from lurch_tasks.core.plain_bpe import PIECES, PlainCounter, merged_lengths, subset_ranks
 from lurch_tasks.core.registry import get_family
@@ -129,16 +129,6 @@ def test_the_budget_stops_the_plain_counter(subset):
     words = generated_words(random.Random(4), 300)
     large = PlainCounter(subset, budget=len(words) * plain_bpe.NEW_PIECE_COST / plain_bpe.LARGEST_SHARE / 1.5)
     assert large.word_counts(words) is None and large.exhausted  # one request worth more than its share
-
-
-@pytest.fixture()
-def disk(tmp_path, monkeypatch):
-    """A fresh cache folder and MAC key."""
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setenv("LURCH_CACHE_DIR", str(tmp_path / "cache"))
-    disk_cache._table_secret.cache_clear()
-    yield tmp_path / "cache"
-    disk_cache._table_secret.cache_clear()
 
 
 def test_the_subset_ranks_are_cached(disk, subset):
