@@ -60,6 +60,17 @@ def test_generate_prints_the_same_rows_as_python():
         (("generate", "--config", "find_the_origin", "--n", "0"), "argument --n"),
         (("push", "missing-folder", "--repo-id", "org/name", "--dry-run"), "missing-folder"),
         (("validate", "missing-folder"), "missing-folder"),
+        # a typo gets the closest names
+        (("generate", "--config", "find_the_orign"), "'find_the_orign' is not registered (did you mean "
+                                                      "'find_the_origin'"),
+        (("generate", "--config", "find_the_origin", "--set", "num_sample=2"), "num_sample: unknown config key "
+                                                                              "for FindOriginConfig (did you mean "
+                                                                              "'num_samples'?)"),
+        (("eval", "--model", "lurch-solver", "--tasks", "find_the_origin,memory_drfit", "--limit", "1"),
+         "--tasks: 'memory_drfit' is not a lurch-tasks task (did you mean 'memory_drift'"),
+        (("eval", "--model", "lurch-solver", "--tasks", "find_the_origin", "--limit", "1", "--metadata",
+          '{"context_token": [512]}'), "context_token: unknown metadata key (value [512]) (did you mean "
+                                       "'context_tokens'?)"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args, expected):

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
 
 from .rng import canonical_json
+from .suggest import did_you_mean
 
 C = TypeVar("C")
 
@@ -58,7 +59,8 @@ def config_from_mapping(cls: type[C], values: Mapping[str, Any], *, base: C | No
     unknown = sorted(set(values) - fields)
     if unknown:
         raise ConfigError(
-            f"{unknown[0]}: unknown config key for {cls.__name__}; allowed: {', '.join(sorted(fields))}"
+            f"{unknown[0]}: unknown config key for {cls.__name__}{did_you_mean(unknown[0], fields)}; allowed: "
+            f"{', '.join(sorted(fields))}"
         )
     cleaned = {key: tuple(v) if isinstance(v, list) else v for key, v in values.items()}
     if base is not None:

@@ -9,6 +9,7 @@ from typing import Any
 
 from .instance import Instance
 from .memory import collector_paused
+from .suggest import did_you_mean
 
 
 @dataclass(frozen=True)
@@ -236,7 +237,8 @@ def get_task(name: str) -> Task:
     try:
         return _TASKS[name]
     except KeyError:
-        raise ValueError(f"config: {name!r} is not registered; allowed: {', '.join(sorted(_TASKS))}") from None
+        raise ValueError(f"config: {name!r} is not registered{did_you_mean(name, _TASKS)}; allowed: "
+                         f"{', '.join(sorted(_TASKS))}") from None
 
 
 def all_tasks() -> list[Task]:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..core.config import ConfigError
+from ..core.suggest import did_you_mean
 from .errors import LibraryError, library_of
 from .metadata import MODEL_KEY
 from .yamls import yaml_dir
@@ -115,6 +116,22 @@ def only_our_tasks(argv: list[str]) -> bool:
     return bool(names) and all(name.split("__", 1)[0] in ours for name in names)
 
 
+def check_task_names(argv: list[str]) -> None:
+    """A ``--tasks`` name that is not ours but close to one of ours is a typo: fail at once with the suggestion,
+    before lm-eval indexes its thousands of tasks only to say it found none (a name far from all of ours is left
+    to lm-eval: it may be one of its own)."""
+    from ..core.suggest import closest
+
+    tasks = _option(argv, "--tasks")
+    if not tasks:
+        return
+    ours = our_task_names()
+    for name in (part.strip() for part in tasks[1].split(",")):
+        if name and name.split("__", 1)[0] not in ours and closest(name, ours):
+            raise ConfigError(f"--tasks: {name!r} is not a lurch-tasks task{did_you_mean(name, ours)}; allowed: "
+                              "the names `lurch list` prints (or an lm-eval task)")
+
+
 def lm_eval_argv(args: Sequence[str]) -> list[str]:
     """lm-eval `run` arguments with ``--include_path`` added when the user did not give one, ``--limit``
     checked, and what our tasks need to know about the run passed in ``--metadata``: the chosen model's name
@@ -130,6 +147,7 @@ def lm_eval_argv(args: Sequence[str]) -> list[str]:
         _add_reasoning_budget(argv)
     if not any(a == "--include_path" or a.startswith("--include_path=") for a in argv):
         argv += ["--include_path", str(yaml_dir())]
+    check_task_names(argv)
     limit = _option(argv, "--limit")
     if limit:
         check_limit(limit[1])

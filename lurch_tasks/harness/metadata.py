@@ -16,6 +16,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..core.config import ConfigError
+from ..core.suggest import did_you_mean
 from .window import as_bool
 
 # Harness-level knob names -> config fields (RULER's name for the length axis).
@@ -84,7 +85,8 @@ def parse_metadata(config_type: type, metadata: Mapping[str, Any]) -> TaskReques
             allowed = sorted(set(ALIASES) | set(HARNESS_KEYS) | fields)
             model = metadata.get(MODEL_KEY)
             extra = f" (or an argument of the model {model!r})" if model else " (or an lm-eval model argument)"
-            raise ConfigError(f"{key}: unknown metadata key (value {value!r}); allowed: {', '.join(allowed)}{extra}")
+            raise ConfigError(f"{key}: unknown metadata key (value {value!r}){did_you_mean(key, allowed)}; allowed: "
+                              f"{', '.join(allowed)}{extra}")
     if "tokenizer" in overrides and overrides["tokenizer"] in ("", None):
         overrides.pop("tokenizer")
     set_axes = [axis for axis in LENGTH_AXES if axis in overrides and axis in fields]
