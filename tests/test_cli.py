@@ -68,6 +68,8 @@ def test_generate_prints_the_same_rows_as_python():
                                                                               "'num_samples'?)"),
         (("eval", "--model", "lurch-solver", "--tasks", "find_the_origin,memory_drfit", "--limit", "1"),
          "--tasks: 'memory_drfit' is not a lurch-tasks task (did you mean 'memory_drift'"),
+        (("eval", "--model", "lurch-solvr", "--tasks", "find_the_origin", "--limit", "1"),
+         "--model: 'lurch-solvr' is not a model lm-eval registers (did you mean 'lurch-solver'?)"),
         (("eval", "--model", "lurch-solver", "--tasks", "find_the_origin", "--limit", "1", "--metadata",
           '{"context_token": [512]}'), "context_token: unknown metadata key (value [512]) (did you mean "
                                        "'context_tokens'?)"),

@@ -132,6 +132,23 @@ def check_task_names(argv: list[str]) -> None:
                               "the names `lurch list` prints (or an lm-eval task)")
 
 
+def check_model_name(name: str) -> None:
+    """A ``--model`` lm-eval does not register (with ours) fails at once, with the closest names instead of
+    lm-eval's list of every one."""
+    from lm_eval.api.registry import MODEL_REGISTRY
+
+    from ..core.suggest import closest
+    from . import models  # noqa: F401  (registers ours)
+
+    if name in MODEL_REGISTRY:
+        return
+    known = sorted(MODEL_REGISTRY)
+    hint = did_you_mean(name, known) if closest(name, known) else ""
+    raise ConfigError(f"--model: {name!r} is not a model lm-eval registers{hint}; allowed: one of its "
+                      f"{len(known)}, such as hf, vllm, local-completions, local-chat-completions, lurch-solver, "
+                      "lurch-random, lurch-simulated")
+
+
 def lm_eval_argv(args: Sequence[str]) -> list[str]:
     """lm-eval `run` arguments with ``--include_path`` added when the user did not give one, ``--limit``
     checked, and what our tasks need to know about the run passed in ``--metadata``: the chosen model's name
@@ -154,6 +171,7 @@ def lm_eval_argv(args: Sequence[str]) -> list[str]:
     run_facts: dict[str, object] = {}
     model = _option(argv, "--model")
     if model:
+        check_model_name(model[1])
         run_facts[MODEL_KEY] = model[1]
     if _flag(argv, "--apply_chat_template"):
         run_facts["chat_template"] = True
