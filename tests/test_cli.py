@@ -117,3 +117,18 @@ def test_graph_config_materializes_validates_and_loads(tmp_path):
     task = resolve_task("memory_drift_clique", {"context_tokens": [2048], "connections": [1, 2], "num_samples": 2})
     # 2 samples x 2 densities, then a zero-gold control per sample at the length (issue 28)
     assert [content_hash(dict(r)) for r in rows] == [content_hash(generate_row(task, i)) for i in range(6)]
+
+
+def test_a_missing_extra_inside_lm_eval_names_the_pip_install(tmp_path):
+    """`--model hf` where torch is not installed (a package that refuses to import stands in for it): one line
+    with the extra to install, not lm-eval's error."""
+    blocked = tmp_path / "torch"
+    blocked.mkdir()
+    (blocked / "__init__.py").write_text("raise ModuleNotFoundError(\"No module named 'torch'\", name='torch')\n",
+                                         encoding="utf-8")
+    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", PYTHONPATH=str(tmp_path))
+    result = subprocess.run([LURCH, "eval", "--model", "hf", "--model_args", "pretrained=/nonexistent", "--tasks",
+                             "find_the_origin", "--limit", "1"], capture_output=True, text=True, env=env, timeout=300)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines()[-1] == ("lurch: error: this command needs 'torch', which is not "
+                                                      "installed; allowed: pip install 'lurch-tasks[hf]'")

@@ -281,8 +281,8 @@ def run_lm_eval(args: Sequence[str]) -> int:
                 cli_evaluate()
         except SystemExit as exit_:
             return int(exit_.code or 0) if not isinstance(exit_.code, str) else 1
-        except (KeyboardInterrupt, ConfigError):
-            raise  # ConfigError: our own one-line input error (lurch: error: ...)
+        except (KeyboardInterrupt, ConfigError, ModuleNotFoundError):
+            raise  # ConfigError: our own one-line input error; a missing module: the pip install that provides it
         except Exception as err:  # noqa: BLE001 - reported as the raising library's, in one line
             library = library_of(err)
             if os.environ.get("LURCH_TRACEBACK") or (library == "lurch_tasks" and isinstance(err, ValueError)):
