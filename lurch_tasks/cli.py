@@ -30,7 +30,10 @@ def _parse_sets(pairs: Sequence[str] | None) -> dict[str, Any]:
             raise CliError(f"--set: {pair!r} is not allowed; allowed: key=value (value as JSON, e.g. d_values=[1,5])")
         try:
             overrides[key] = json.loads(raw)
-        except json.JSONDecodeError:
+        except json.JSONDecodeError as err:
+            if raw.lstrip().startswith(("[", "{", '"')):  # meant as JSON: say where it breaks, not "a list"
+                raise CliError(f"--set: {key}={raw} is not valid JSON ({err.msg}: character {err.pos + 1}); "
+                               'allowed: a JSON value, e.g. [1, 2] for a list, "text" for a string') from None
             overrides[key] = raw
     return overrides
 

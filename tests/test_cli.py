@@ -60,6 +60,11 @@ def test_generate_prints_the_same_rows_as_python():
         (("generate", "--config", "find_the_origin", "--n", "0"), "argument --n"),
         (("push", "missing-folder", "--repo-id", "org/name", "--dry-run"), "missing-folder"),
         (("validate", "missing-folder"), "missing-folder"),
+        # malformed values: where the JSON breaks, what a knob takes
+        (("generate", "--config", "find_the_origin", "--set", "context_tokens=[abc]"),
+         "--set: context_tokens=[abc] is not valid JSON (Expecting value: character 2); allowed: a JSON value"),
+        (("generate", "--config", "find_the_origin", "--set", "context_tokens=abc"),
+         "context_tokens: 'abc' is not allowed; allowed: a list of integers, e.g. [4096, 8192]"),
         # a typo gets the closest names
         (("generate", "--config", "find_the_orign"), "'find_the_orign' is not registered (did you mean "
                                                       "'find_the_origin'"),

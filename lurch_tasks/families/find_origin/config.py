@@ -76,7 +76,8 @@ class FindOriginConfig:
         require_list("d_values", self.d_values)
         for axis in ("context_tokens", "num_lines", "line_growth"):
             value = getattr(self, axis)
-            require(isinstance(value, tuple), axis, value, "a list (empty when another length axis is used)")
+            require(isinstance(value, tuple), axis, value,
+                    "a list of integers, e.g. [4096, 8192] (empty when another length axis is used)")
         for d in self.d_values:
             ok = isinstance(d, int) and not isinstance(d, bool) and 1 <= abs(d) <= MAX_WIDE_D
             require(ok, "d_values", d, f"integers in -{MAX_WIDE_D}..{MAX_WIDE_D} except 0 (the paper's grid is "
