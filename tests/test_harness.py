@@ -157,6 +157,7 @@ def test_umbrella_group_and_plain_lm_eval_with_dummy(tmp_path):
     for family_task in ("family_find_the_origin", "family_graph_reconstruction", "family_implicit_hop",
                         "family_recon"):  # the umbrella's leaves: one task per family
         assert results[family_task]["headline,none"] == 1.0, family_task
+    assert umbrella.stderr.count("Custom kwargs can be passed") == 1  # lm-eval's per-task note, folded to one
 
     tasks_path = _run([LURCH, "tasks-path"], tmp_path).stdout.strip()
     assert Path(tasks_path, "find_the_origin.yaml").is_file()

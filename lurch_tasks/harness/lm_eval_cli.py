@@ -258,6 +258,37 @@ def _own_tasks_only(enabled: bool):
         lm_eval.tasks.TaskManager = original
 
 
+class _OnceEach:
+    """A logging filter that lets one record of each folded message through: lm-eval repeats some notes once per
+    task (``Custom kwargs can be passed to --metadata``: once per task of a group)."""
+
+    FOLDED = ("Custom kwargs can be passed to `--metadata`",)
+
+    def __init__(self) -> None:
+        self.seen: set[str] = set()
+
+    def filter(self, record) -> bool:
+        message = record.getMessage()
+        for folded in self.FOLDED:
+            if folded in message:
+                if folded in self.seen:
+                    return False
+                self.seen.add(folded)
+        return True
+
+
+@contextlib.contextmanager
+def _repeated_notes_folded():
+    import logging
+
+    logger, folding = logging.getLogger("lm_eval.api.task"), _OnceEach()
+    logger.addFilter(folding)
+    try:
+        yield
+    finally:
+        logger.removeFilter(folding)
+
+
 def run_lm_eval(args: Sequence[str]) -> int:
     from lm_eval.__main__ import cli_evaluate
 
@@ -277,7 +308,7 @@ def run_lm_eval(args: Sequence[str]) -> int:
                       "registered tasks)", file=sys.stderr)
         sys.argv = argv
         try:
-            with _own_tasks_only(only_our_tasks(argv)):
+            with _own_tasks_only(only_our_tasks(argv)), _repeated_notes_folded():
                 cli_evaluate()
         except SystemExit as exit_:
             return int(exit_.code or 0) if not isinstance(exit_.code, str) else 1
