@@ -230,3 +230,11 @@ def test_lurch_eval_limits_generation_and_indexes_only_our_tasks_when_it_can():
     assert "max_docs" not in json.loads(fraction[fraction.index("--metadata") + 1])
     assert not only_our_tasks(lm_eval_argv(["--model", "hf", "--tasks", "find_the_origin,hellaswag"]))
     assert only_our_tasks(lm_eval_argv(["--model", "hf", "--tasks", "lurch,find_the_origin__0123456789ab"]))
+
+
+def test_only_metrics_with_a_direction_get_an_arrow():
+    from lurch_tasks.harness.yamls import _metric
+
+    assert _metric("score")["higher_is_better"] is True and _metric("memory_drift")["higher_is_better"] is False
+    for descriptive in ("prompt_tokens", "abstain_rate", "prompt_tokens@4096"):  # lm-eval prints no arrow for None
+        assert _metric(descriptive)["higher_is_better"] is None, descriptive

@@ -18,8 +18,10 @@ BINNED_METRICS = ("score", "memory_drift")
 # RECON abstention controls): None elsewhere, aggregated by bin_mean, listed only for tasks whose config says some
 # of its docs report them (``config.sparse_metrics()``).
 SPARSE_METRICS = ("false_positive_rate", "not_found_accuracy", "abstain_correct", "false_answer_rate")
-LOWER_IS_BETTER = {"memory_drift", "abstain_rate", "prompt_tokens", "false_positive_rate", "false_answer_rate",
-                   "truncated", "unparsed"}
+# Descriptive metrics (how long the prompt was, how often the model abstained: right on an unanswerable question)
+# carry no direction, so lm-eval's table shows no arrow beside them.
+DESCRIPTIVE = {"prompt_tokens", "abstain_rate"}
+LOWER_IS_BETTER = {"memory_drift", "false_positive_rate", "false_answer_rate", "truncated", "unparsed"}
 # What groups aggregate: the headline and raw score with equal weight per member (a family group: per task; the
 # umbrella: per family task), rates over docs.
 GROUP_METRICS = ((HEADLINE, False), ("score", False), ("memory_drift", True), ("f1", True), ("truncated", True),

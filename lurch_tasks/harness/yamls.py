@@ -12,6 +12,7 @@ from .family_tasks import family_sparse_metrics, family_task_name, family_tasks,
 from .family_tasks import max_gen_toks as family_max_gen_toks
 from .metrics import (
     BINNED_METRICS,
+    DESCRIPTIVE,
     DETAIL_METRICS,
     GROUP_METRICS,
     HEADLINE,
@@ -47,7 +48,8 @@ def _metric(name: str) -> dict:
         aggregation = _function("bin_mean")
     else:
         aggregation = "mean"
-    return {"metric": name, "aggregation": aggregation, "higher_is_better": base not in LOWER_IS_BETTER}
+    direction = None if base in DESCRIPTIVE else base not in LOWER_IS_BETTER
+    return {"metric": name, "aggregation": aggregation, "higher_is_better": direction}
 
 
 def _task_document(name: str, loader: str, scorer: str, metrics: list[dict], max_gen_toks: int, version: str) -> dict:
