@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 from ...core.rng import StableRng
 from .kb import KnowledgeBase
@@ -45,7 +45,7 @@ def _continuing(entity_type: str) -> tuple[str, ...]:
 def sample_branch(kb: KnowledgeBase, hops: int, rng: StableRng, taken: set[int]) -> Branch:
     """One branch of ``hops`` lookups through entities not in ``taken``: a seeded start among the types a
     chain of that length can leave, then at every hop a seeded relation (any relation on the last hop)."""
-    starts = _starts(kb, hops)
+    starts = _starts(kb.types, hops)
     for _ in range(MAX_ATTEMPTS):
         current = rng.choice(starts)
         if current in taken:
@@ -68,15 +68,12 @@ def sample_branch(kb: KnowledgeBase, hops: int, rng: StableRng, taken: set[int])
                      "allowed: fewer hops or branches, or a longer context")
 
 
-def _starts(kb: KnowledgeBase, hops: int) -> list[int]:
-    """The entities a chain of ``hops`` lookups can leave, ascending; remembered on the knowledge base (a
-    question's seeded draws ask for them again and again)."""
-    held = kb.__dict__.setdefault("_starts", {})
-    starts = held.get(hops)
-    if starts is None:
-        leaving = {t for t in set(kb.types) if _continuing(t) or (hops == 1 and outgoing(t))}
-        starts = held[hops] = [e for e, t in enumerate(kb.types) if t in leaving]
-    return starts
+@lru_cache(maxsize=64)
+def _starts(types: tuple[str, ...], hops: int) -> tuple[int, ...]:
+    """The entities (of a knowledge base's ``types``) a chain of ``hops`` lookups can leave, ascending:
+    remembered, as a question's seeded draws ask for them again and again."""
+    leaving = {t for t in set(types) if _continuing(t) or (hops == 1 and outgoing(t))}
+    return tuple(e for e, t in enumerate(types) if t in leaving)
 
 
 def sample_branches(kb: KnowledgeBase, lengths: Sequence[int], rng: StableRng) -> list[Branch]:
