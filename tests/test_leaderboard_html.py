@@ -14,7 +14,16 @@ from pathlib import Path
 import pytest
 from browser import check_page, leftover_browser_processes, open_page, require_browser
 
-from lurch_tasks.leaderboard.html import Column, LeaderboardTable, cell_text, render_index, sort_key
+from lurch_tasks.leaderboard.html import (
+    NOT_EVALUATED,
+    NOT_EVALUATED_HELP,
+    Column,
+    LeaderboardTable,
+    cell_text,
+    ci_text,
+    render_index,
+    sort_key,
+)
 
 WIDTH, HEIGHT = 1000, 700
 
@@ -73,8 +82,9 @@ def tags(html: str) -> list[tuple[str, dict[str, str | None]]]:
 
 
 def cells(html: str) -> list[tuple[str, str]]:
-    """(data-sort, text) of every body cell."""
-    return [(m.group(1), m.group(2)) for m in re.finditer(r'<td[^>]* data-sort="([^"]*)">([^<]*)</td>', html)]
+    """(data-sort, text) of every body cell, its CI line left out."""
+    return [(m.group(1), m.group(2))
+            for m in re.finditer(r'<td[^>]* data-sort="([^"]*)">([^<]*)(?:<span class="ci">[^<]*</span>)?</td>', html)]
 
 
 # --- rendering --------------------------------------------------------------------------------------------------
@@ -115,30 +125,75 @@ def test_text_is_escaped():
 def test_ci_is_shown_and_the_point_value_sorts():
     row = {"score": 0.812, "score_lo": 0.75, "score_hi": 0.87}
     score = MODEL_COLUMNS[2]
-    assert cell_text(row, score) == "0.812 [0.750, 0.870]"
-    assert '<td class="num" data-sort="0.812">0.812 [0.750, 0.870]</td>' in page_html()
+    assert (cell_text(row, score), ci_text(row, score)) == ("0.812", "0.75\u20130.87")  # the CI: a small second line
+    assert '<td class="num" data-sort="0.812">0.812 <span class="ci">0.75\u20130.87</span></td>' in page_html()
     # One bound missing (or empty): the point alone.
-    assert cell_text({"score": 0.812, "score_lo": 0.75}, score) == "0.812"
-    assert cell_text({"score": 0.812, "score_lo": 0.75, "score_hi": None}, score) == "0.812"
-    # No point value: the cell is empty even with bounds.
-    assert cell_text({"score": None, "score_lo": 0.1, "score_hi": 0.2}, score) == ""
+    assert ci_text({"score": 0.812, "score_lo": 0.75}, score) == ""
+    assert ci_text({"score": 0.812, "score_lo": 0.75, "score_hi": None}, score) == ""
+    # ... unless the column says what a missing bound means (drift onset: none in some resamples).
+    onset = Column("drift_onset", "drift onset", "number", True, empty="none", empty_help="no onset",
+                   open_bound="none")
+    assert ci_text({"drift_onset": 4096.0, "drift_onset_lo": 2048.0, "drift_onset_hi": None}, onset) == \
+        "2048\u2013none"
+    # No point value: the column's empty marker, and no CI even with bounds.
+    assert cell_text({"score": None, "score_lo": 0.1, "score_hi": 0.2}, score) == NOT_EVALUATED
+    assert ci_text({"score": None, "score_lo": 0.1, "score_hi": 0.2}, score) == ""
+    # A bound that rounds to zero from below is not "-0.00".
+    assert ci_text({"score": 0.01, "score_lo": -0.001, "score_hi": 0.02}, score) == "0.00\u20130.02"
 
 
 def test_numbers_and_empty_cells():
     number = Column("x", "x", "number", True)
     assert [cell_text({"x": value}, number) for value in (12, 12.0, 0.1234567, None, math.nan)] == \
-        ["12", "12.000", "0.123", "", ""]
+        ["12", "12.000", "0.123", NOT_EVALUATED, NOT_EVALUATED]
     # data-sort keeps full precision (the display rounds), and something Number() reads.
     assert [sort_key(value, "number") for value in (12, 0.1234567, None, math.nan, math.inf, -math.inf, "0.5", "n/a")] \
         == ["12", "0.1234567", "", "", "Infinity", "-Infinity", "0.5", ""]
     rendered = cells(page_html())
-    assert rendered[16:20] == [("", ""), ("delta", "delta"), ("", ""), ("", "")]  # the unscored model's row
-    assert rendered[23:26] == [("graph", "graph"), ("", ""), ("2", "2")]  # an empty text cell
+    dash = NOT_EVALUATED
+    assert rendered[16:20] == [("", dash), ("delta", "delta"), ("", dash), ("", dash)]  # the unscored model's row
+    assert rendered[23:26] == [("graph", "graph"), ("", dash), ("2", "2")]  # an empty text cell
+    # Every empty cell says what it means (its title), and a legend line under its table names each marker once.
+    html = page_html()
+    assert html.count(f'title="{NOT_EVALUATED_HELP}" data-sort="">{dash}</td>') == 5
+    assert html.count(f'<p class="legend">Empty cells: <b>{dash}</b> {NOT_EVALUATED_HELP}.</p>') == 2
+
+
+def test_empty_markers_and_legend_follow_the_column():
+    onset = Column("onset", "drift onset", "number", True, empty="none", empty_help="no drift onset within the "
+                   "tested lengths")
+    table = LeaderboardTable("spans", "Spans", (MODEL_COLUMNS[1], onset),
+                             ({"model": "a", "onset": 4096.0}, {"model": "b", "onset": None}))
+    html = render_index("t", "", [table])
+    assert '<td class="num empty" title="no drift onset within the tested lengths" data-sort="">none</td>' in html
+    assert '<p class="legend">Empty cells: <b>none</b> no drift onset within the tested lengths.</p>' in html
+    full = LeaderboardTable("full", "Full", (MODEL_COLUMNS[1], onset), ({"model": "a", "onset": 4096.0},))
+    assert "legend" not in render_index("t", "", [full]).split("<body>")[1].split("<script>")[0]  # nothing to explain
+    with pytest.raises(ValueError, match="marker"):
+        Column("x", "x", "number", True, empty="")
+
+
+def test_sticky_columns_groups_and_wrapping_headers():
+    columns = (Column("rank", "rank", "rank", False, sticky=True, width=3.0),
+               Column("model", "model", "text", None, sticky=True),
+               Column("f:graph_reconstruction", "graph_reconstruction", "number", True, group="by family"),
+               Column("f:recon", "recon", "number", True, group="by family"), Column("docs", "docs", "number", None))
+    html = render_index("t", "", [LeaderboardTable("wide", "Wide", columns, ({"rank": 1, "model": "m"},))])
+    assert '<th scope="col" class="sticky" style="left:0rem;width:3rem;min-width:3rem;max-width:3rem"' in html
+    assert '<td class="sticky edge" style="left:3rem" data-sort="m">m</td>' in html
+    assert '<tr class="groups"><th class="sticky" style="left:0rem;width:3rem;min-width:3rem;max-width:3rem">' \
+           '</th><th class="sticky edge" style="left:3rem"></th><th scope="colgroup" colspan="2">by family</th>' \
+           '<th></th></tr>' in html
+    assert "graph_<wbr>reconstruction" in html  # a long name may wrap at its underscore
+    with pytest.raises(ValueError, match="lead"):
+        LeaderboardTable("x", "x", (columns[2], columns[0]), ())
+    with pytest.raises(ValueError, match="width"):
+        LeaderboardTable("x", "x", (Column("a", "a", "text", None, sticky=True), columns[1]), ())
 
 
 def test_tied_ranks():
     rank = MODEL_COLUMNS[0]
-    assert [cell_text(row, rank) for row in MODEL_ROWS] == ["1", "=2", "=2", "4", ""]
+    assert [cell_text(row, rank) for row in MODEL_ROWS] == ["1", "=2", "=2", "4", NOT_EVALUATED]
     assert [sort_key(row["rank"], "rank") for row in MODEL_ROWS] == ["1", "2", "2", "4", ""]
     assert cell_text({"model": "m", "tie": True}, MODEL_COLUMNS[1]) == "m"  # only ranks carry the '='
 
@@ -189,7 +244,7 @@ def test_page_in_the_browser(tmp_path: Path, browser_here):
     assert check.console_errors == []
     assert check.title == "Lurch leaderboard" and check.images_total == 0
     assert check.screenshot_size == (WIDTH, HEIGHT) and check.screenshot.stat().st_size > 0
-    assert "0.812 [0.750, 0.870]" in check.text and "=2" in check.text
+    assert "0.812\n0.75\u20130.87" in check.text and "=2" in check.text
 
 
 def test_clicking_headers_sorts(tmp_path: Path, browser_here):
@@ -201,7 +256,7 @@ def test_clicking_headers_sorts(tmp_path: Path, browser_here):
         click(live, "models", "score")  # higher is better: best first
         assert column_text(live, "models", 2) == models_by("score", reverse=True)
         assert column_text(live, "models", 2) == ["gamma", "alpha", "Beta", "epsilon", "delta"]
-        assert column_text(live, "models", 3)[0] == "0.900 [0.850, 0.950]"
+        assert column_text(live, "models", 3)[0] == "0.900 0.85\u20130.95"
         assert sort_state(live, "models") == {"score": "descending"}
 
         click(live, "models", "score")  # again: reversed, the unscored model still last
@@ -211,7 +266,7 @@ def test_clicking_headers_sorts(tmp_path: Path, browser_here):
 
         click(live, "models", "memory_drift")  # lower is better: ascending, as numbers (12 after 1.5)
         assert column_text(live, "models", 2) == ["alpha", "gamma", "epsilon", "Beta", "delta"]
-        assert column_text(live, "models", 4) == ["0.100", "0.300", "1.500", "12.000", ""]
+        assert column_text(live, "models", 4) == ["0.100", "0.300", "1.500", "12.000", NOT_EVALUATED]
         assert sort_state(live, "models") == {"memory_drift": "ascending"}
 
         click(live, "models", "model")  # text: alphabetical (localeCompare, so case does not split it)
@@ -220,20 +275,20 @@ def test_clicking_headers_sorts(tmp_path: Path, browser_here):
         assert column_text(live, "models", 2) == ["gamma", "epsilon", "delta", "Beta", "alpha"]
 
         click(live, "models", "rank")  # ties sort together; the stable sort keeps their last order
-        assert column_text(live, "models", 1) == ["1", "=2", "=2", "4", ""]
+        assert column_text(live, "models", 1) == ["1", "=2", "=2", "4", NOT_EVALUATED]
         assert column_text(live, "models", 2) == ["gamma", "Beta", "alpha", "epsilon", "delta"]
 
         # The other table was not touched; its unranked number column sorts ascending first, as numbers.
         assert column_text(live, "tasks", 1) == [row["task"] for row in TASK_ROWS]
         assert sort_state(live, "tasks") == {}
         click(live, "tasks", "docs")
-        assert column_text(live, "tasks", 3) == ["2", "10", "100", ""]
+        assert column_text(live, "tasks", 3) == ["2", "10", "100", NOT_EVALUATED]
         click(live, "tasks", "docs")
-        assert column_text(live, "tasks", 3) == ["100", "10", "2", ""]
+        assert column_text(live, "tasks", 3) == ["100", "10", "2", NOT_EVALUATED]
         click(live, "tasks", "notes")  # empty text cells last too, both ways
-        assert column_text(live, "tasks", 2) == ["alpha", "eta", "zeta", ""]
+        assert column_text(live, "tasks", 2) == ["alpha", "eta", "zeta", NOT_EVALUATED]
         click(live, "tasks", "notes")
-        assert column_text(live, "tasks", 2) == ["zeta", "eta", "alpha", ""]
+        assert column_text(live, "tasks", 2) == ["zeta", "eta", "alpha", NOT_EVALUATED]
         assert sort_state(live, "tasks") == {"notes": "descending"}
         assert sort_state(live, "models") == {"rank": "ascending"}
 
@@ -242,4 +297,88 @@ def test_clicking_headers_sorts(tmp_path: Path, browser_here):
         live.page.keyboard.press("Enter")
         assert column_text(live, "models", 2) == models_by("score", reverse=True)
 
+        assert live.console_errors == []
+
+
+# --- the board's own tables at a 1,400-px window -----------------------------------------------------------------
+
+FAMILIES = ("find_the_origin", "graph_reconstruction", "implicit_hop", "recon")
+BINS = (1024, 2048, 4096, 8192, 16384, 32768)
+
+
+def _board_row(model: str, revision: str, seed: str, value: float, families=FAMILIES, bins=BINS) -> dict:
+    """One submission's numbers as build.py's tables hold them: every metric with a CI, negative ones included."""
+    row = {"model": model, "revision": revision, "seed": seed, "coverage": "full", "docs": 5955,
+           "lm_eval_model": "hf", "date": "2026-12-04"}
+    for name in ("headline", *(f"headline:{family}" for family in families), "memory_drift", "score", "f1"):
+        row.update({name: value, f"{name}_lo": value - 0.0123, f"{name}_hi": value + 0.0456})
+    row.update({f"headline@{length}": value - 0.001 * index for index, length in enumerate(bins)})
+    return row
+
+
+def board_page() -> str:
+    import pandas as pd
+
+    from lurch_tasks.leaderboard.build import _html_tables, ranked, standard_key
+
+    overall = ranked(pd.DataFrame([
+        _board_row("meta-llama/Llama-3.1-70B-Instruct", "a" * 40, "private (sha256 0123456789ab)", 0.8125),
+        _board_row("Qwen2.5-7B-Instruct-1M", "3f9c2e1a7b", "public", -0.0042),
+        _board_row("lurch-solver", "0.1.0", "seed 12345", 1.0)]))
+    partial = ranked(pd.DataFrame([{**_board_row("two-families", "r1", "public", 0.5, FAMILIES[1:3], BINS[1:4]),
+                                    "group": 1, "partial_because": "misses 2 of 4 standard tasks (find_the_origin, "
+                                    "recon_conflict)", "tasks": "implicit_hop_length, memory_drift_clique",
+                                    "versions": "lurch-tasks 0.1.0 (graph_reconstruction 2.4.0, implicit_hop 0.6.0)"},
+                                   _board_row("all-families", "r1", "public", 0.25) | {
+                                       "group": 1, "partial_because": "coverage --limit 4, the standard's is full",
+                                       "tasks": "find_the_origin", "versions": "lurch-tasks 0.1.0"}]))
+    spans = pd.DataFrame([{"model": "m", "revision": "r1", "task": "find_the_origin", "shortest": 1024,
+                           "longest": 8192, "drift_onset": None, "drift_onset_lo": None, "drift_onset_hi": None,
+                           "effective_length": None, "effective_length_lo": None, "effective_length_hi": None}])
+    tables = _html_tables(overall, partial, {}, spans, standard_key())
+    return render_index("lurch-tasks leaderboard", "A board.", tables)
+
+
+FIT_JS = """() => {
+  const box = document.querySelector('#table-overall').parentElement;
+  const right = box.getBoundingClientRect().right;
+  const families = [...document.querySelectorAll('#table-overall th[data-column^="headline:"]')];
+  return {scroll: box.scrollWidth, client: box.clientWidth, families: families.length,
+          hidden: families.filter(th => th.getBoundingClientRect().right > right + 0.5).map(th => th.dataset.column)};
+}"""
+EMPTY_JS = """() => [...document.querySelectorAll('table.leaderboard')].map(table => ({
+  id: table.id,
+  blank: [...table.tBodies[0].querySelectorAll('td')].filter(td => td.textContent.trim() === '').length,
+  unexplained: [...table.tBodies[0].querySelectorAll('td.empty')].filter(td => !td.title).length,
+  markers: [...new Set([...table.tBodies[0].querySelectorAll('td.empty')].map(td => td.textContent))],
+  legend: table.closest('section').querySelector('p.legend')?.textContent ?? ''}))"""
+STICKY_JS = """() => {
+  const box = document.querySelector('#table-partial').parentElement;
+  box.scrollLeft = box.scrollWidth;  // to the far right: the pinned columns stay at the left edge
+  const left = box.getBoundingClientRect().left;
+  const at = name => document.querySelector(`#table-partial th[data-column="${name}"]`).getBoundingClientRect();
+  return {scrolled: box.scrollLeft > 0, model: at('model').left - left, rank: at('rank').left - left,
+          docs: at('docs').right <= box.getBoundingClientRect().right + 0.5};
+}"""
+
+
+def test_the_ranked_table_fits_1400px_and_every_empty_cell_is_explained(tmp_path: Path, browser_here):
+    page = tmp_path / "index.html"
+    page.write_text(board_page(), encoding="utf-8")
+    with open_page(page, width=1400, height=900) as live:
+        fit = live.evaluate(FIT_JS)
+        assert fit["families"] == len(FAMILIES) and fit["hidden"] == []
+        assert fit["scroll"] <= fit["client"], fit  # no sideways scrolling: every column in view
+        tables = {table["id"]: table for table in live.evaluate(EMPTY_JS)}
+        assert all(table["blank"] == 0 and table["unexplained"] == 0 for table in tables.values()), tables
+        assert tables["table-partial"]["markers"] == [NOT_EVALUATED]  # families and bins two-families lacks
+        assert "not evaluated" in tables["table-partial"]["legend"]
+        assert sorted(tables["table-lengths"]["markers"]) == ["n/a", "none"]
+        assert "none no drift onset within the tested lengths" in tables["table-lengths"]["legend"]
+        assert "n/a no effective length" in tables["table-lengths"]["legend"]
+        assert tables["table-overall"]["legend"] == ""  # nothing empty, nothing to explain
+        # The partial table is wider than the window: it scrolls, with group, rank and model pinned at the left.
+        sticky = live.evaluate(STICKY_JS)
+        assert sticky["scrolled"] and sticky["docs"], sticky
+        assert abs(sticky["model"] - 6.4 * 16) < 1 and abs(sticky["rank"] - 3.4 * 16) < 1, sticky
         assert live.console_errors == []

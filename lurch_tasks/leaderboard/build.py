@@ -274,48 +274,75 @@ def _seed_label(meta: dict) -> str:
     return "public" if meta["seed"] == 0 else f"seed {meta['seed']}"
 
 
-def _number(name: str, label: str, higher: bool | None, help_text: str = "") -> Column:
-    return Column(name, label, "number", higher, help_text)
+def _number(name: str, label: str, higher: bool | None, help_text: str = "", **more) -> Column:
+    return Column(name, label, "number", higher, help_text, **more)
+
+
+BY_FAMILY = "headline by family"
+BY_LENGTH = "headline by length bin (tokens)"
+# What an empty number means in the ranked and partial tables: every ranked submission covers the standard, so only
+# a partial one can lack a family or a length bin.
+NO_DOCS = "not evaluated: the submission has no docs for this column (a family or length bin outside its tasks)"
+NO_ONSET = ("no drift onset within the tested lengths: memory drift never rose more than the margin above the "
+            "shortest bin's")
+NO_EFFECTIVE = "no effective length: the score at the shortest length bin is at or below chance (0)"
+RANK_WIDTH = 3.0  # rem: a sticky column's fixed width, so the model column can sit right after it
+GROUP_WIDTH = 3.4
+
+
+def tokens_label(length: int) -> str:
+    """A length bin's short header: 1024 -> "1k", 131072 -> "128k", 1000 -> "1000"."""
+    return f"{length // 1024}k" if length % 1024 == 0 and length >= 1024 else str(length)
 
 
 def _headline_columns(table: pd.DataFrame) -> list[Column]:
     families = sorted(c for c in table.columns if c.startswith(f"{HEADLINE}:") and not c.endswith(("_lo", "_hi")))
     lengths = sorted((c for c in table.columns if c.startswith(f"{HEADLINE}@")), key=lambda c: int(c.split("@")[1]))
-    return [_number(HEADLINE, "headline", True, "family-balanced, chance 0, perfect 1; 95% bootstrap CI"),
-            *(_number(c, c.split(":", 1)[1], True, "family headline") for c in families),
-            *(_number(c, c.split("@", 1)[1], True, "headline of the docs in this length bin (tokens)")
-              for c in lengths),
-            _number("memory_drift", "memory drift", False, "lower is better"), _number("score", "raw score", True),
-            _number("f1", "F1", True), _number("docs", "docs", None)]
+    return [_number(HEADLINE, "headline", True, "family-balanced, chance 0, perfect 1; 95% bootstrap CI",
+                    empty_help=NO_DOCS),
+            *(_number(c, c.split(":", 1)[1], True, f"{c.split(':', 1)[1]}: the family's headline, 95% bootstrap CI",
+                      empty_help=NO_DOCS, group=BY_FAMILY) for c in families),
+            *(_number(c, tokens_label(int(c.split("@", 1)[1])), True,
+                      f"headline of the docs in the {int(c.split('@', 1)[1]):,}-token length bin",
+                      empty_help=NO_DOCS, group=BY_LENGTH) for c in lengths),
+            _number("memory_drift", "memory drift", False, "lower is better", empty_help=NO_DOCS),
+            _number("score", "raw score", True, empty_help=NO_DOCS), _number("f1", "F1", True, empty_help=NO_DOCS),
+            _number("docs", "docs", None, empty_help=NO_DOCS)]
+
+
+def _rank(width: float = RANK_WIDTH) -> Column:
+    return Column("rank", "rank", "rank", False, "= marks a tie at the shown precision", sticky=True, width=width)
 
 
 def _html_tables(overall: pd.DataFrame, partial: pd.DataFrame, families: dict[str, pd.DataFrame],
                  spans: pd.DataFrame, standard: Comparability) -> list:
-    who = [Column("model", "model", "text", None), Column("revision", "revision", "text", None),
-           Column("seed", "seed", "text", None, "public or private seed"),
-           Column("coverage", "coverage", "text", None, "full, or the first N docs of each task (--limit N)")]
-    tables = [LeaderboardTable("overall", f"Ranked: {standard.label()}", (
-        Column("rank", "rank", "rank", False), *who, *_headline_columns(overall)), tuple(_records(overall)))]
+    model = Column("model", "model", "text", None, sticky=True)
+    revision = Column("revision", "revision", "text", None, clip=True)
+    seed = Column("seed", "seed", "text", None, "public or private seed", clip=True)
+    coverage = Column("coverage", "coverage", "text", None, "full, or the first N docs of each task (--limit N)")
+    # The ranked table leaves out coverage: it is the standard's ("full", in its title) on every row.
+    tables = [LeaderboardTable("overall", f"Ranked: {standard.label()}",
+                               (_rank(), model, revision, seed, *_headline_columns(overall)), tuple(_records(overall)))]
     if not partial.empty:
         tables.append(LeaderboardTable("partial", "Partial: not ranked against the table above", (
-            Column("group", "group", "number", None, "submissions with equal keys; ranked within their group"),
-            Column("rank", "rank", "rank", False), *who,
-            Column("partial_because", "partial because", "text", None), *_headline_columns(partial),
-            Column("tasks", "tasks", "text", None), Column("versions", "versions", "text", None)),
+            Column("group", "group", "number", None, "submissions with equal keys; ranked within their group",
+                   sticky=True, width=GROUP_WIDTH), _rank(), model, revision, seed, coverage,
+            Column("partial_because", "partial because", "text", None, wide=True), *_headline_columns(partial),
+            Column("tasks", "tasks", "text", None, wide=True), Column("versions", "versions", "text", None, wide=True)),
             tuple(_records(partial))))
     for family, table in families.items():
         tables.append(LeaderboardTable(f"family-{family}", family, (
-            Column("rank", "rank", "rank", False), Column("model", "model", "text", None),
-            Column("revision", "revision", "text", None), _number(HEADLINE, "headline", True),
+            _rank(), model, revision, _number(HEADLINE, "headline", True),
             _number("memory_drift", "memory drift", False), _number("score", "raw score", True),
             _number("precision", "precision", True), _number("recall", "recall", True), _number("f1", "F1", True),
             _number("n", "docs", None)), tuple(_records(table))))
     if not spans.empty:
         tables.append(LeaderboardTable("lengths", "Drift onset and effective length (tokens)", (
-            Column("model", "model", "text", None), Column("revision", "revision", "text", None),
-            Column("task", "task", "text", None),
-            _number("drift_onset", "drift onset", True, "first length bin where drift rises; empty: none"),
-            _number("effective_length", "effective length", True),
+            model, revision, Column("task", "task", "text", None),
+            _number("drift_onset", "drift onset", True, "first length bin where drift rises; 95% bootstrap CI "
+                    "(none: some resamples show no onset)", empty="none", empty_help=NO_ONSET, open_bound="none"),
+            _number("effective_length", "effective length", True, "longest bin whose score stays near the "
+                    "shortest bin's; 95% bootstrap CI", empty="n/a", empty_help=NO_EFFECTIVE),
             _number("longest", "longest bin", None)), tuple(_records(spans))))
     return tables
 
