@@ -371,7 +371,7 @@ def cmd_leaderboard_validate(args: argparse.Namespace) -> int:
     from .core.text import printable
     from .leaderboard.validate import validate
 
-    failed = 0
+    failed: list[tuple[str, int]] = []
     for path in args.submissions:
         started = time.monotonic()
         with tqdm(unit="doc", desc=f"validating {printable(Path(path).name)}", disable=args.quiet) as bar:
@@ -382,10 +382,16 @@ def cmd_leaderboard_validate(args: argparse.Namespace) -> int:
             print(f"{shown}: pass ({verdict.model}, {len(verdict.tasks)} tasks, {verdict.docs} docs regenerated and "
                   f"re-scored, {seconds:.1f} s)")
             continue
-        failed += 1
+        failed.append((shown, len(verdict.problems)))
         print(f"{shown}: FAIL ({len(verdict.problems)} problems)")
         for problem in verdict.problems:
             print(f"  {problem}")
+    if failed:  # the reasons are above, one a line; this last line says what failed, as every other error does
+        (first, problems), more = failed[0], len(failed) - 1
+        others = f" and {more} more submission{'s' * (more > 1)}" if more else ""
+        print(f"lurch: error: submission: {first} fails validation ({problems} problem{'s' * (problems > 1)} listed "
+              f"above){others}; allowed: a submission that passes every check (fix the problems above)",
+              file=sys.stderr)
     return 1 if failed else 0
 
 

@@ -100,6 +100,8 @@ def _more_cases(tmp: Path) -> dict[str, list[str]]:
     (tmp / "card").mkdir()
     (tmp / "card" / "README.md").write_text("---\nconfigs:\n- config_name: x\n  data_files: x/test-*.parquet\n---\n",
                                             encoding="utf-8")
+    (tmp / "bad-submission").mkdir()
+    (tmp / "bad-submission" / "submission.json").write_text('{"schema_version": 1, "model": "m"}', encoding="utf-8")
     runs, out = str(tmp / "runs"), str(tmp / "rep")
     rep = ["report", str(tmp / "cut")]
     diag = ["diagnose", "--config", "recon_all", "--n", "1", "--quiet"]
@@ -194,6 +196,16 @@ def _more_cases(tmp: Path) -> dict[str, list[str]]:
         "leaderboard push a bad repo id": ["leaderboard", "push", str(tmp / "user"), "--repo-id", "x y",
                                            "--dry-run"],
         "leaderboard push without --repo-id": ["leaderboard", "push", str(tmp / "user")],
+        "leaderboard validate a bad submission": ["leaderboard", "validate", str(tmp / "bad-submission"), "--quiet"],
+        # eval: the new user's mistakes (issue 30) caught before lm-eval loads a task
+        "eval tasks empty": ["eval", "--model", "lurch-solver", "--tasks", "", "--limit", "1"],
+        "eval gen_kwargs without =": [*EVAL, "--gen_kwargs", "max_gen_toks"],
+        "eval gen_kwargs broken JSON": [*EVAL, "--gen_kwargs", '{"max_gen_toks": }'],
+        "eval model_args without =": ["eval", "--model", "lurch-simulated", *EVAL[3:], "--model_args", "intercept"],
+        "eval hf without pretrained": ["eval", "--model", "hf", *EVAL[3:]],
+        "eval hf with model_args but no pretrained": ["eval", "--model", "hf", *EVAL[3:], "--model_args",
+                                                      "dtype=float32"],
+        "eval dataset_path not a folder": [*EVAL, "--metadata", '{"dataset_path": "/no/such/dataset"}'],
     }
 
 
@@ -206,6 +218,10 @@ EVAL_CASES = {
     "eval metadata seed bool": [*EVAL, "--metadata", '{"seed": true}'],
     "eval metadata key of another model": [*EVAL, "--metadata", '{"device": "cuda:7"}'],
     "eval metadata unknown key": [*EVAL, "--metadata", '{"bogus": 1}'],
+    "eval metadata max_model_len not a number": [*EVAL, "--metadata", '{"max_model_len": "abc"}'],
+    "eval metadata tokenizer path missing": [*EVAL, "--metadata", '{"tokenizer": "/no/such/tokenizer"}'],
+    "eval simulated coefficient not a number": ["eval", "--model", "lurch-simulated", *EVAL[3:], "--model_args",
+                                                "intercept=high"],
 }
 
 
@@ -228,6 +244,9 @@ def test_every_bad_input_is_one_line(tmp_path, capsys):
     print(f"\nCLI bad-input table: {len(messages)}/{len(cases)} cases one line, exit != 0, no traceback")
     assert "allowed" in messages["tokenizer path missing"] and "local" in messages["tokenizer needs the network"]
     assert "--overwrite" in messages["materialize over a user README"]
+    assert "pretrained=" in messages["eval hf without pretrained"] and "--gen_kwargs: 'max_gen_toks'" in messages[
+        "eval gen_kwargs without ="]
+    assert "fails validation (" in messages["leaderboard validate a bad submission"]
     assert (tmp_path / "user" / "README.md").read_text(encoding="utf-8") == "mine\n"
     assert (tmp_path / "existing.jsonl").read_text(encoding="utf-8") == "keep\n"
     assert len(cases) + len(EVAL_CASES) >= 109

@@ -29,6 +29,85 @@ def _option(argv: list[str], name: str) -> tuple[int, str] | None:
     return found
 
 
+def _values(argv: list[str], name: str) -> list[str]:
+    """Every value given to ``--name``: ``--name=V``, or the words after ``--name`` up to the next option (lm-eval
+    takes ``--model_args a=1 b=2`` as well as ``a=1,b=2``)."""
+    found: list[str] = []
+    for i, arg in enumerate(argv):
+        if arg.startswith(name + "="):
+            found.append(arg[len(name) + 1:])
+        elif arg == name:
+            found += _until_option(argv[i + 1:])
+    return found
+
+
+def _until_option(words: list[str]) -> list[str]:
+    taken = []
+    for word in words:
+        if word.startswith("--"):
+            break
+        taken.append(word)
+    return taken
+
+
+def _key_values(texts: list[str], option: str, example: str) -> dict[str, str]:
+    """``key=value`` pairs (comma- or space-separated) or a JSON object, as lm-eval reads ``option``; a part that is
+    neither is one line naming it (lm-eval would stop with a usage message, or later with a traceback)."""
+    pairs: dict[str, str] = {}
+    for text in texts:
+        if text.strip().startswith("{"):
+            try:
+                value = json.loads(text)
+            except json.JSONDecodeError as err:
+                raise ConfigError(f"{option}: {text!r} is not valid JSON ({err.msg}: character {err.pos}); allowed: "
+                                  f"key=value pairs separated by commas, e.g. {example}, or a JSON object") from None
+            if isinstance(value, dict):
+                pairs.update({str(k): str(v) for k, v in value.items()})
+                continue
+        for part in (part.strip() for part in text.split(",")):
+            key, equals, value = part.partition("=")
+            if part and (not equals or not key.strip()):
+                raise ConfigError(f"{option}: {part!r} is not allowed; allowed: key=value pairs separated by commas, "
+                                  f"e.g. {example}, or a JSON object")
+            if part:
+                pairs[key.strip()] = value.strip()
+    return pairs
+
+
+# lm-eval's Hugging Face model names: without pretrained=, HFLM.__init__ stops with a TypeError deep in lm-eval.
+HF_MODELS = ("hf", "hf-auto", "huggingface")
+
+
+def check_run_options(argv: list[str]) -> None:
+    """Mistakes lm-eval would report late (after importing itself and loading every task) or with a traceback:
+    an empty ``--tasks``, a malformed ``--gen_kwargs`` or ``--model_args``, a local ``dataset_path`` that does not
+    exist."""
+    tasks = _option(argv, "--tasks")
+    if tasks is not None and not [name for name in tasks[1].split(",") if name.strip()]:
+        raise ConfigError(f"--tasks: {tasks[1]!r} names no task; allowed: comma-separated task or group names "
+                          "(`lurch list`), e.g. memory_drift")
+    _key_values(_values(argv, "--gen_kwargs"), "--gen_kwargs", "max_gen_toks=512,temperature=0")
+    _key_values(_values(argv, "--model_args"), "--model_args", "pretrained=/path/to/model,dtype=float32")
+    metadata = _option(argv, "--metadata")
+    try:
+        given = json.loads(metadata[1]) if metadata else {}
+    except json.JSONDecodeError:
+        given = {}  # lm-eval reports malformed --metadata itself
+    folder = given.get("dataset_path") if isinstance(given, dict) else None
+    if isinstance(folder, str) and folder.startswith(("/", ".", "~")) and not Path(folder).expanduser().is_dir():
+        raise ConfigError(f"dataset_path: {folder!r} is not a folder; allowed: a folder written by `lurch "
+                          "materialize`, or a Hub dataset id (org/name)")
+
+
+def check_pretrained(argv: list[str]) -> None:
+    """``--model hf`` needs ``pretrained=`` (checked when the run starts, not when the arguments are assembled)."""
+    model = _option(argv, "--model")
+    model_args = _key_values(_values(argv, "--model_args"), "--model_args", "pretrained=/path/to/model")
+    if model and model[1] in HF_MODELS and not model_args.get("pretrained"):
+        raise ConfigError(f"--model_args: no pretrained= for --model {model[1]}; allowed: pretrained=<a local model "
+                          "folder or a cached hub id>, e.g. --model_args pretrained=/path/to/model")
+
+
 def _set_option(argv: list[str], name: str, position: int, value: str) -> None:
     argv[position] = value if argv[position - 1] == name else f"{name}={value}"
 
@@ -165,6 +244,7 @@ def lm_eval_argv(args: Sequence[str]) -> list[str]:
     if not any(a == "--include_path" or a.startswith("--include_path=") for a in argv):
         argv += ["--include_path", str(yaml_dir())]
     check_task_names(argv)
+    check_run_options(argv)
     limit = _option(argv, "--limit")
     if limit:
         check_limit(limit[1])
@@ -296,6 +376,7 @@ def run_lm_eval(args: Sequence[str]) -> int:
 
     saved = sys.argv
     argv = lm_eval_argv(args)
+    check_pretrained(argv)
     with tempfile.TemporaryDirectory(prefix="lurch-eval-") as include_dir:
         if not any(a == "--include_path" or a.startswith("--include_path=") for a in args):
             renamed = folder_task_names(argv, Path(include_dir))

@@ -250,7 +250,8 @@ def _stored_docs(path: str, task_name: str, split: str):
         return datasets.load_dataset(path, task_name, split=split, **kwargs)
     except (FileNotFoundError, ValueError) as err:
         first_line = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise ValueError(f"dataset_path: cannot read config {task_name!r} from {path!r}: {first_line}") from err
+        raise ValueError(f"dataset_path: cannot read config {task_name!r} from {path!r}: {first_line}; allowed: a "
+                         "folder written by `lurch materialize`, or a Hub dataset id (org/name)") from err
 
 
 def _checked_cache_dir(folder: Path, task_name: str) -> Path:
