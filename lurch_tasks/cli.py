@@ -38,21 +38,25 @@ def _parse_sets(pairs: Sequence[str] | None) -> dict[str, Any]:
     return overrides
 
 
-def _non_negative(text: str) -> int:
+def _whole(text: str, least: int) -> int:
+    """A whole number of at least ``least``; the error says what is allowed."""
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} is negative; allowed: 0 or more")
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer; allowed: a whole number, {least} or more"
+                                         ) from None
+    if value < least:
+        said = "is negative" if value < 0 else "is not allowed"
+        raise argparse.ArgumentTypeError(f"{value} {said}; allowed: {least} or more")
     return value
+
+
+def _non_negative(text: str) -> int:
+    return _whole(text, 0)
 
 
 def _positive(text: str) -> int:
-    value = _non_negative(text)
-    if value == 0:
-        raise argparse.ArgumentTypeError("0 is not allowed; allowed: 1 or more")
-    return value
+    return _whole(text, 1)
 
 
 def cmd_list(args: argparse.Namespace) -> int:
