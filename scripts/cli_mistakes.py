@@ -31,6 +31,7 @@ TIMEOUT_S = 120.0
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 EVAL = ["eval", "--model", "lurch-solver", "--tasks", "find_the_origin", "--limit", "1"]
 GEN = ["generate", "--config", "find_the_origin", "--n", "1"]
+ALLOWED_WORDS = ("allowed:", "choose from")  # ours, and argparse's list of choices
 
 
 @dataclass(frozen=True)
@@ -54,9 +55,11 @@ class Outcome:
         if self.code in (0, None):
             found.append("exit 0" if self.code == 0 else "timeout")
         if self.traceback:
-            found.append("traceback")
+            found.append("traceback" + (" (lm-eval's own)" if self.mistake.program != "lurch" else ""))
         if self.mistake.program == "lurch" and self.error_lines != 1:
             found.append(f"{self.error_lines} error lines")
+        if self.mistake.program == "lurch" and self.line and not any(word in self.line for word in ALLOWED_WORDS):
+            found.append("does not say what is allowed")
         if self.first_error_s is None or self.first_error_s > LIMIT_S:
             found.append("slow" if self.first_error_s is not None else "no error line")
         return found
