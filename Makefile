@@ -27,7 +27,7 @@ install-dev: $(BIN)/python
 # solver, the chance baseline, and lurch-simulated with known effects), then one report (lm-eval's own tables go to
 # demo_out/runs/*.log). About 80 s after the install.
 DEMO_CONFIGS := find_the_origin find_the_origin_random memory_drift_edge memory_drift_subgraph memory_drift_clique \
-	implicit_hop_depth implicit_hop_scope implicit_hop_dispersion implicit_hop_length implicit_hop_grid \
+	implicit_hop_broken implicit_hop_depth implicit_hop_scope implicit_hop_dispersion implicit_hop_length implicit_hop_grid \
 	implicit_hop_compare implicit_hop_count
 DEMO_EVAL = $(BIN)/lurch eval --tasks memory_drift --metadata '{"dataset_path": "$(DEMO)/data"}' --log_samples
 
