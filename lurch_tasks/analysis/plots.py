@@ -51,9 +51,17 @@ def plain_text(function: _Figure) -> _Figure:
     return drawn  # type: ignore[return-value]
 
 
+MAX_LEGEND_LABEL = 48  # characters: a longer model label would squeeze the axes beside an outside legend to nothing
+
+
+def short_label(text: str) -> str:
+    """A label cut to ``MAX_LEGEND_LABEL`` characters (with "..." when cut); the full label is in the tables."""
+    return text if len(text) <= MAX_LEGEND_LABEL else text[:MAX_LEGEND_LABEL - 3] + "..."
+
+
 def _legend(target, handles: list, **options) -> None:
-    """A legend of exactly these artists, labels as given (none dropped for a leading ``_``)."""
-    target.legend(handles, [handle.get_label() for handle in handles], **options)
+    """A legend of exactly these artists, labels as given (none dropped for a leading ``_``), long ones cut."""
+    target.legend(handles, [short_label(handle.get_label()) for handle in handles], **options)
 
 
 def _outside_legend(figure, handles: list, **options) -> None:
@@ -165,6 +173,8 @@ def radar(summary: pd.DataFrame, colors: dict[str, str]) -> bytes:
         axis.set_xticks(angles)
         axis.set_xticklabels(labels, fontsize=8)
         axis.set_ylim(0, 1)
+        axis.set_rlabel_position(45)  # between the metric names, not on top of one
+        axis.tick_params(axis="y", labelsize=7)
         axis.set_title(task, pad=14, fontsize=10)
     _outside_legend(figure, list(handles.values()))
     return _png(figure)
@@ -220,7 +230,7 @@ def heatmap(cells: pd.DataFrame, title: str, value: str = "accuracy") -> bytes:
         axis.set_xticks(range(len(lengths)), [f"{number(c / 1024)}k" if c >= 1024 else number(c) for c in lengths])
         axis.set_yticks(range(len(ds)), [number(d) for d in ds])
         axis.set_xlabel("context length (tokens)")
-        axis.set_title("" if model is None else str(model), fontsize=9)
+        axis.set_title("" if model is None else short_label(str(model)), fontsize=9)
     axes.flat[0].set_ylabel("d")
     figure.suptitle(title, fontsize=10)
     figure.colorbar(image, ax=list(axes.flat), label=value)
