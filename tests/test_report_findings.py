@@ -21,9 +21,9 @@ import pytest
 from browser import check_page, leftover_browser_processes, require_browser
 
 from lurch_tasks.analysis import plots
-from lurch_tasks.analysis.frame import Loaded, _frame, score_sample
-from lurch_tasks.analysis.render import _display, render_html
-from lurch_tasks.analysis.report import CHANCE, FEW_DOCS, Options, build_sections, few_docs, fold_notes, write_report
+from lurch_tasks.analysis.frame import _frame, score_sample
+from lurch_tasks.analysis.render import _display, render_html, render_markdown, write_files
+from lurch_tasks.analysis.report import CHANCE, FEW_DOCS, Options, build_sections, few_docs, fold_notes
 from lurch_tasks.analysis.runs import Sample, find_runs, is_chance_run
 from lurch_tasks.core.generation import generate_row, resolve_task
 from lurch_tasks.harness.models import SimulatedLM, guess_prompt, solve_prompt
@@ -51,14 +51,23 @@ def frame() -> pd.DataFrame:
 
 
 @pytest.fixture(scope="module")
-def sections(frame):
-    return build_sections(frame, OPTIONS)
+def drawn(frame) -> tuple[list, list]:
+    """The report's sections, built once, and what each figure drew (``drawn_figures``)."""
+    with drawn_figures() as boxes:
+        sections = build_sections(frame, OPTIONS)
+    return sections, boxes
 
 
 @pytest.fixture(scope="module")
-def report(frame, tmp_path_factory) -> Path:
+def sections(drawn):
+    return drawn[0]
+
+
+@pytest.fixture(scope="module")
+def report(sections, tmp_path_factory) -> Path:
+    """The report's files, written from the sections above as ``write_report`` writes them."""
     out = tmp_path_factory.mktemp("findings") / "r"
-    write_report(Loaded(frame, ()), out, OPTIONS)
+    write_files(out, sections, render_markdown(sections, ()), render_html(sections, (), OPTIONS))
     return out
 
 
@@ -166,9 +175,8 @@ def drawn_figures() -> Iterator[list]:
         plots._png = original
 
 
-def test_one_figure_per_task_and_every_legend_outside_the_axes(frame, tmp_path):
-    with drawn_figures() as boxes:
-        sections = build_sections(frame, OPTIONS)
+def test_one_figure_per_task_and_every_legend_outside_the_axes(drawn):
+    sections, boxes = drawn
     names = [figure.name for section in sections for figure in section.figures]
     assert len(names) == len(set(names)) == len(boxes)
     assert not [name for name in names for model in MODELS if model in name]  # no figure per model
@@ -232,7 +240,10 @@ def test_the_page_renders_in_headless_chromium(report, tmp_path):
     assert leftover_browser_processes() == []
 
 
-def test_html_of_a_report_without_a_chance_model_has_no_chance_tag(frame):
-    solo = frame[frame["model"] == "lurch-solver"]
-    page = render_html(build_sections(solo, Options(reps=0)), (), Options(reps=0))
-    assert 'class="tag"' not in page and "Key findings" in page
+def test_a_report_of_the_chance_baseline_alone_has_no_fit_and_says_chance(frame):
+    alone = frame[frame["model"] == "lurch-random"]
+    sections = build_sections(alone, Options(reps=0))
+    assert [b.tag for b in sections[0].blocks] == [CHANCE]
+    glm = next(s for s in sections if s.key == "glm")
+    assert glm.figures == () and glm.notes[0].startswith("lurch-random: the chance baseline")
+    assert not _tables(sections)["glm_fits"]["fitted"].astype(bool).any()
