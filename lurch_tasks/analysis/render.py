@@ -108,7 +108,8 @@ def render_markdown(sections, notes: tuple[str, ...]) -> str:
     parts += [f"- note: {markdown_cell(note)}" for note in notes]
     for section in sections:
         parts += ["", f"## {section.title}", "", section.intro]
-        parts += [f"- **warning**: {markdown_cell(warning)}" for warning in section.warnings]
+        if section.warnings:
+            parts += ["", *(f"- **warning**: {markdown_cell(warning)}" for warning in section.warnings)]
         for block in section.blocks:
             tag = f" ({block.tag})" if block.tag else ""
             parts += ["", f"### {markdown_cell(block.title)}{tag}", ""]
