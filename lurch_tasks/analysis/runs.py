@@ -111,7 +111,8 @@ def is_chance_run(results: Path | None) -> bool:
     if results is None:
         return False
     config = read_results(results).get("config", {})
-    return isinstance(config, dict) and config.get("model") in CHANCE_MODELS
+    model = config.get("model") if isinstance(config, dict) else None
+    return isinstance(model, str) and model in CHANCE_MODELS  # a list or dict here is model_label's error
 
 
 def read_results(path: Path) -> dict:
