@@ -11,7 +11,8 @@ had no readable answer after its reasoning was stripped); ``length`` (the doc's 
 task bins it);
 every scalar field of the doc's ``difficulty`` record under its own name (``context_tokens``, ``evidence_scope``,
 ``d``, ``connections``, ``category`` …); ``failure_modes`` / ``offered_failure_modes`` (';'-joined, families with a
-distractor taxonomy); ``judge`` when free-form answers were re-graded by an LLM judge.
+distractor taxonomy); ``judge`` when free-form answers were re-graded by an LLM judge; ``chance`` (the model is a chance
+baseline, ``runs.CHANCE_MODELS``, as its run's results file records).
 """
 
 from __future__ import annotations
@@ -106,7 +107,8 @@ def load_runs(runs: list[Run], *, allow_version_mismatch: bool = False, judge: J
     if mismatched:
         notes.append(printable(f"{len(mismatched)} docs were made by another lurch-tasks version "
                                f"(--allow-version-mismatch); first: {mismatched[0]}"))
-    return Loaded(_frame(rows.values()), tuple(notes))
+    chance = {run.model for run in runs if run.chance}
+    return Loaded(_frame(rows.values(), chance), tuple(notes))
 
 
 def _scored(sample: Sample, judge: JudgeConfig | None) -> dict:
@@ -121,6 +123,7 @@ def _scored(sample: Sample, judge: JudgeConfig | None) -> dict:
                          "lurch-tasks logs") from None
 
 
-def _frame(rows: Iterable[dict]) -> pd.DataFrame:
+def _frame(rows: Iterable[dict], chance: set[str] = frozenset()) -> pd.DataFrame:
     frame = pd.DataFrame(list(rows))
+    frame["chance"] = frame["model"].isin(chance)
     return frame.sort_values(["model", "task", "index"], kind="stable").reset_index(drop=True)

@@ -7,6 +7,10 @@ figures can be embedded in the HTML page and written beside it. Figures are dete
 Labels come from the logs (model labels, task names, failure modes): every figure is drawn as plain text
 (``plain_text``: no mathtext, so ``$``, ``\\`` and ``_`` are shown as typed, and no TeX), and legends are given
 their labels explicitly (matplotlib would drop a label starting with ``_``).
+
+Layout: one figure per task (or per property), models as colours; every legend sits outside the axes (a figure
+legend in constrained layout's ``outside`` slots), so it never covers a curve. Numbers on ticks and in labels are
+written as integers when they are whole (``-15``, ``1 per prompt``).
 """
 
 from __future__ import annotations
@@ -47,9 +51,34 @@ def plain_text(function: _Figure) -> _Figure:
     return drawn  # type: ignore[return-value]
 
 
+MAX_LEGEND_LABEL = 48  # characters: a longer model label would squeeze the axes beside an outside legend to nothing
+
+
+def short_label(text: str) -> str:
+    """A label cut to ``MAX_LEGEND_LABEL`` characters (with "..." when cut); the full label is in the tables."""
+    return text if len(text) <= MAX_LEGEND_LABEL else text[:MAX_LEGEND_LABEL - 3] + "..."
+
+
 def _legend(target, handles: list, **options) -> None:
-    """A legend of exactly these artists, labels as given (none dropped for a leading ``_``)."""
-    target.legend(handles, [handle.get_label() for handle in handles], **options)
+    """A legend of exactly these artists, labels as given (none dropped for a leading ``_``), long ones cut."""
+    target.legend(handles, [short_label(handle.get_label()) for handle in handles], **options)
+
+
+def _outside_legend(figure, handles: list, **options) -> None:
+    """A figure legend right of every panel: constrained layout shrinks the axes to make room for it, so it never
+    covers data."""
+    _legend(figure, handles, loc="outside right upper", fontsize=8, frameon=False, **options)
+
+
+def number(value: object) -> str:
+    """A tick or legend number as a person writes it: whole numbers without a decimal point (``-15``, ``1``)."""
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return str(value)
+    if math.isfinite(number) and number.is_integer():
+        return str(int(number))
+    return f"{number:g}"
 
 
 def _png(figure) -> bytes:
@@ -62,6 +91,10 @@ def _png(figure) -> bytes:
 def palette(models) -> dict[str, str]:
     """One colour per model for every figure of a report (matplotlib's cycle, in sorted model order)."""
     return {model: f"C{i % 10}" for i, model in enumerate(sorted(models))}
+
+
+STYLES = ("-", "--", ":", "-.")
+MARKERS = ("o", "s", "^", "D", "v", "P")
 
 
 def _band(axis, x, mean, low, high, label: str, color: str | None = None):
@@ -82,53 +115,68 @@ def _length_axis(axis, lengths) -> None:
     """A log2 length axis ticked at the bins only ("2k", "16k"): readable, and cheap to lay out."""
     ticks = sorted({int(n) for n in lengths})
     axis.set_xscale("log", base=2)
-    axis.set_xticks(ticks, [f"{n / 1024:g}k" if n >= 1024 else str(n) for n in ticks])
+    axis.set_xticks(ticks, [f"{number(n / 1024)}k" if n >= 1024 else number(n) for n in ticks])
     axis.minorticks_off()
     axis.set_xlabel("context length (tokens)")
 
 
 @plain_text
-def graph_panels(curves: pd.DataFrame, task: str, model: str) -> bytes:
-    """Memory drift, precision, recall and F1 against context length, one line per density (paper figs 4-7)."""
+def graph_panels(curves: pd.DataFrame, task: str, colors: dict[str, str]) -> bytes:
+    """One task: memory drift, precision, recall and F1 against context length (paper figs 4-7); a colour per
+    model, a line style per density (connections per prompt)."""
+    from matplotlib.lines import Line2D
+
     plt = _pyplot()
-    figure, axes = plt.subplots(1, 4, figsize=(16, 3.8), sharex=True, layout="constrained")
-    rows = curves[(curves["task"] == task) & (curves["model"] == model)]
-    handles = []
+    figure, axes = plt.subplots(1, 4, figsize=(16, 3.6), sharex=True, layout="constrained")
+    rows = curves[curves["task"] == task]
+    densities = sorted(rows["connections"].unique())
+    style = {d: (STYLES[i % len(STYLES)], MARKERS[i % len(MARKERS)]) for i, d in enumerate(densities)}
     for axis, (metric, title) in zip(axes, GRAPH_METRICS, strict=True):
-        lines = []
-        for density, group in rows.groupby("connections", sort=True):
+        for (model, density), group in rows.groupby(["model", "connections"], sort=True):
             group = group.sort_values("length")
-            lines.append(_band(axis, group["length"], group[metric], group[f"{metric}_lo"], group[f"{metric}_hi"],
-                               f"{density} per prompt"))
-        handles = handles or lines
+            linestyle, marker = style[density]
+            line, = axis.plot(group["length"], group[metric], marker=marker, linestyle=linestyle,
+                              color=colors.get(str(model)))
+            if np.isfinite(group[f"{metric}_lo"].to_numpy(dtype=float)).any():
+                axis.fill_between(group["length"], group[f"{metric}_lo"], group[f"{metric}_hi"], alpha=0.06,
+                                  color=line.get_color())
         axis.set_title(title)
         axis.set_ylim(-0.02, 1.02)
         _length_axis(axis, rows["length"])
-    _legend(axes[0], handles, title="connections", fontsize=8)
-    figure.suptitle(f"{task} — {model}")
+    handles = [Line2D([], [], color=colors.get(str(m)), marker="o", label=str(m))
+               for m in sorted(rows["model"].unique())]
+    handles += [Line2D([], [], color="grey", linestyle=style[d][0], marker=style[d][1],
+                       label=f"{number(d)} per prompt") for d in densities]
+    _outside_legend(figure, handles, title="model / connections")
+    figure.suptitle(task)
     return _png(figure)
 
 
 @plain_text
-def radar(summary: pd.DataFrame, task: str, colors: dict[str, str]) -> bytes:
-    """Memory drift, precision, recall and F1 of every model on one task, as a radar."""
+def radar(summary: pd.DataFrame, colors: dict[str, str]) -> bytes:
+    """Memory drift, precision, recall and F1 of every model, one polar panel per task."""
     plt = _pyplot()
     labels = [title.split(" (")[0] for _, title in GRAPH_METRICS]
     angles = [2 * math.pi * i / len(labels) for i in range(len(labels))]
-    figure = plt.figure(figsize=(4.8, 5.2), layout="constrained")
-    axis = figure.add_subplot(projection="polar")
-    handles = []
-    for _, row in summary[summary["task"] == task].sort_values("model").iterrows():
-        values = [float(row[metric]) for metric, _ in GRAPH_METRICS]
-        color = colors.get(str(row["model"]))
-        handles += axis.plot([*angles, angles[0]], [*values, values[0]], marker="o", label=str(row["model"]),
-                             color=color)
-        axis.fill([*angles, angles[0]], [*values, values[0]], alpha=0.08, color=color)
-    axis.set_xticks(angles)
-    axis.set_xticklabels(labels)
-    axis.set_ylim(0, 1)
-    axis.set_title(task, pad=18)
-    _legend(axis, handles, fontsize=7, loc="lower left", bbox_to_anchor=(-0.25, -0.28))
+    tasks = sorted(summary["task"].unique())
+    figure, axes = plt.subplots(1, len(tasks), figsize=(3.6 * len(tasks) + 1.8, 3.8), squeeze=False,
+                                subplot_kw={"projection": "polar"}, layout="constrained")
+    handles: dict[str, object] = {}
+    for axis, task in zip(axes.flat, tasks, strict=True):
+        for _, row in summary[summary["task"] == task].sort_values("model").iterrows():
+            values = [float(row[metric]) for metric, _ in GRAPH_METRICS]
+            color = colors.get(str(row["model"]))
+            line, = axis.plot([*angles, angles[0]], [*values, values[0]], marker="o", label=str(row["model"]),
+                              color=color)
+            handles.setdefault(str(row["model"]), line)
+            axis.fill([*angles, angles[0]], [*values, values[0]], alpha=0.08, color=color)
+        axis.set_xticks(angles)
+        axis.set_xticklabels(labels, fontsize=8)
+        axis.set_ylim(0, 1)
+        axis.set_rlabel_position(45)  # between the metric names, not on top of one
+        axis.tick_params(axis="y", labelsize=7)
+        axis.set_title(task, pad=14, fontsize=10)
+    _outside_legend(figure, list(handles.values()))
     return _png(figure)
 
 
@@ -149,8 +197,9 @@ def length_curves(curves: pd.DataFrame, metric: str, colors: dict[str, str], ons
                   colors.get(str(model)))
             if onsets is not None:
                 mark = onsets[(onsets["task"] == task) & (onsets["model"] == model)]
-                if not mark.empty and pd.notna(mark.iloc[0]["drift_onset"]):
-                    axis.axvline(float(mark.iloc[0]["drift_onset"]), linestyle=":", color=colors.get(str(model)))
+                onset = pd.to_numeric(mark["drift_onset"], errors="coerce").iloc[0] if not mark.empty else None
+                if onset is not None and pd.notna(onset):  # a chance model's row reads "chance": no onset drawn
+                    axis.axvline(float(onset), linestyle=":", color=colors.get(str(model)))
         axis.set_title(task, fontsize=10)
         axis.set_ylim(-0.02, 1.02)
         _length_axis(axis, curves.loc[curves["task"] == task, "length"])
@@ -164,18 +213,27 @@ def length_curves(curves: pd.DataFrame, metric: str, colors: dict[str, str], ons
 
 @plain_text
 def heatmap(cells: pd.DataFrame, title: str, value: str = "accuracy") -> bytes:
-    """Find the Origin: accuracy over d (rows) x context length (columns)."""
+    """Find the Origin, one task: accuracy over d (rows) x context length (columns), one panel per model."""
     plt = _pyplot()
-    table = cells.pivot_table(index="d", columns="length", values=value, aggfunc="mean").sort_index()
-    figure, axis = plt.subplots(figsize=(2.2 + 0.9 * len(table.columns), 1.4 + 0.28 * len(table.index)),
+    models = sorted(cells["model"].unique()) if "model" in cells else [None]
+    ds = sorted(cells["d"].unique())
+    lengths = sorted(cells["length"].unique())
+    figure, axes = plt.subplots(1, len(models), figsize=(1.2 + (1.0 + 0.8 * len(lengths)) * len(models),
+                                                         1.5 + 0.28 * len(ds)), squeeze=False, sharey=True,
                                 layout="constrained")
-    image = axis.imshow(table.to_numpy(dtype=float), aspect="auto", vmin=0, vmax=1, cmap="viridis")
-    axis.set_xticks(range(len(table.columns)), [f"{c / 1024:g}k" if c >= 1024 else str(c) for c in table.columns])
-    axis.set_yticks(range(len(table.index)), [str(i) for i in table.index])
-    axis.set_xlabel("context length (tokens)")
-    axis.set_ylabel("d")
-    axis.set_title(title, fontsize=10)
-    figure.colorbar(image, ax=axis, label=value)
+    image = None
+    for axis, model in zip(axes.flat, models, strict=True):
+        rows = cells if model is None else cells[cells["model"] == model]
+        table = rows.pivot_table(index="d", columns="length", values=value, aggfunc="mean").reindex(
+            index=ds, columns=lengths)
+        image = axis.imshow(table.to_numpy(dtype=float), aspect="auto", vmin=0, vmax=1, cmap="viridis")
+        axis.set_xticks(range(len(lengths)), [f"{number(c / 1024)}k" if c >= 1024 else number(c) for c in lengths])
+        axis.set_yticks(range(len(ds)), [number(d) for d in ds])
+        axis.set_xlabel("context length (tokens)")
+        axis.set_title("" if model is None else short_label(str(model)), fontsize=9)
+    axes.flat[0].set_ylabel("d")
+    figure.suptitle(title, fontsize=10)
+    figure.colorbar(image, ax=list(axes.flat), label=value)
     return _png(figure)
 
 
@@ -204,7 +262,7 @@ def axis_curves(table: pd.DataFrame, x: str, y: str, title: str, xlabel: str, co
     axis.set_ylabel(y.replace("_", " "))
     axis.set_ylim(-0.02 if table[y].min() >= 0 else None, 1.02)
     axis.set_title(title, fontsize=10)
-    _legend(axis, handles, fontsize=7)
+    _outside_legend(figure, handles)
     return _png(figure)
 
 
@@ -236,7 +294,7 @@ def forest(terms: pd.DataFrame, title: str, colors: dict[str, str]) -> bytes:
     axis.invert_yaxis()
     axis.set_xlabel("interquartile contrast (percentage points)")
     axis.set_title(title, fontsize=10)
-    _legend(axis, handles, fontsize=7)
+    _outside_legend(figure, handles)
     return _png(figure)
 
 
@@ -257,5 +315,5 @@ def bars(table: pd.DataFrame, category: str, value: str, title: str, colors: dic
     axis.set_xticks(range(len(categories)), categories, rotation=25, ha="right", fontsize=8)
     axis.set_ylabel(value.replace("_", " "))
     axis.set_title(title, fontsize=10)
-    _legend(axis, handles, fontsize=7)
+    _outside_legend(figure, handles)
     return _png(figure)

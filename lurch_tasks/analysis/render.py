@@ -23,16 +23,46 @@ from ..core.text import csv_cell, markdown_cell, printable
 
 MANIFEST = ".lurch-report.json"
 LONG_TABLE = 40  # rows beyond which an HTML table is folded into <details>
+# The tables a reader needs first are shown open; every other one is folded into <details> (its CSV is beside it)
+OPEN_TABLES = frozenset({"headline", "summary_models", "negative_controls", "length_onset", "glm_fits",
+                         "implicit_hop_not_found"})
+# Columns that hold length bins in tokens: whole numbers, also in their intervals
+BIN_COLUMNS = frozenset({"drift_onset", "effective_length"})
 
 
-def _cell(value: object) -> str:
+def _cell(value: object, whole: bool = False) -> str:
+    """One number as shown: "" for missing, "none" for +inf (no onset in that share of resamples), whole numbers
+    without decimals when ``whole`` (a count, a bin, a distance d) or at 1,000 and above, else three decimals."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
-    if isinstance(value, float):
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, (int, float)):
+        value = float(value)
         if math.isinf(value):
             return "none" if value > 0 else "-inf"
-        return f"{value:.0f}" if value.is_integer() and abs(value) >= 1000 else f"{value:.3f}"
+        return f"{value:.0f}" if value.is_integer() and (whole or abs(value) >= 1000) else f"{value:.3f}"
     return str(value)
+
+
+def _whole(column: pd.Series) -> bool:
+    """A numeric column every value of which is a whole number (a count, a bin, d): shown without decimals."""
+    if not pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column):
+        return False
+    values = column.dropna().to_numpy(dtype=float)
+    values = values[~(values == float("inf"))]
+    return bool(len(values)) and bool((values == values.round()).all())
+
+
+def _interval_cell(value: object, low: object, high: object, whole: bool) -> str:
+    """``value [low, high]``; just ``value`` when there is no interval or it says nothing more (a missing value
+    whose interval is [none, none] reads "none" once)."""
+    shown, lo, hi = _cell(value, whole), _cell(low, whole), _cell(high, whole)
+    if not lo and not hi:
+        return shown
+    if not shown and lo == hi:
+        return lo
+    return f"{shown or 'none'} [{lo}, {hi}]"
 
 
 def _h(text: object) -> str:
@@ -53,11 +83,13 @@ def _display(table: pd.DataFrame, text: Callable[[str], str] = printable) -> pd.
         if column.endswith(("_lo", "_hi")) and column[:-3] in table.columns:
             continue
         if f"{column}_lo" in table.columns and f"{column}_hi" in table.columns:
-            shown[column] = [
-                f"{_cell(v)} [{_cell(lo)}, {_cell(hi)}]" if _cell(lo) else _cell(v)
-                for v, lo, hi in zip(table[column], table[f"{column}_lo"], table[f"{column}_hi"], strict=True)]
+            whole = column in BIN_COLUMNS
+            shown[column] = [text(v) if isinstance(v, str) else _interval_cell(v, lo, hi, whole)
+                             for v, lo, hi in zip(table[column], table[f"{column}_lo"], table[f"{column}_hi"],
+                                                  strict=True)]
         else:
-            shown[column] = [text(_cell(v)) if column in texts else _cell(v) for v in table[column]]
+            whole = _whole(table[column])
+            shown[column] = [text(_cell(v)) if column in texts else _cell(v, whole) for v in table[column]]
     return pd.DataFrame(shown, columns=list(shown))
 
 
@@ -76,11 +108,19 @@ def render_markdown(sections, notes: tuple[str, ...]) -> str:
     parts += [f"- note: {markdown_cell(note)}" for note in notes]
     for section in sections:
         parts += ["", f"## {section.title}", "", section.intro]
+        if section.warnings:
+            parts += ["", *(f"- **warning**: {markdown_cell(warning)}" for warning in section.warnings)]
+        for block in section.blocks:
+            tag = f" ({block.tag})" if block.tag else ""
+            parts += ["", f"### {markdown_cell(block.title)}{tag}", ""]
+            parts += [f"- {markdown_cell(line)}" for line in block.lines]
         parts += [f"- note: {markdown_cell(note)}" for note in section.notes]
         for name, table in section.tables:
             parts += ["", f"### {name}", "", markdown_table(table, markdown_cell)]
         for figure in section.figures:
             parts += ["", f"![{markdown_cell(figure.caption)}](figures/{figure.name}.png)"]
+            if figure.warning:
+                parts += ["", f"- **warning**: {markdown_cell(figure.warning)}"]
     return "\n".join(parts) + "\n"
 
 
@@ -100,8 +140,15 @@ table { border-collapse: collapse; margin: .6em 0 1.2em; font-size: 12.5px; }
 th, td { border: 1px solid #ddd; padding: 3px 7px; text-align: right; }
 th { background: #f4f4f6; } td:first-child, th:first-child, td.t { text-align: left; }
 figure { margin: 1em 0; } figure img { max-width: 100%; border: 1px solid #eee; }
-figcaption { color: #555; font-size: 12.5px; } .note { color: #8a5300; } nav a { margin-right: 1em; }
-details summary { cursor: pointer; color: #0b5cad; }
+figcaption { color: #555; font-size: 12.5px; } .note { color: #8a5300; margin: .2em 0; } nav a { margin-right: 1em; }
+details summary { cursor: pointer; color: #0b5cad; } details { margin: .3em 0; }
+.warn { color: #8a1c00; background: #fff3ee; border-left: 4px solid #d9480f; padding: .3em .7em; margin: .5em 0; }
+figcaption .warn { display: block; margin-top: .3em; }
+.findings { display: grid; grid-template-columns: repeat(auto-fit, minmax(330px, 1fr)); gap: .8em; }
+.finding { border: 1px solid #ddd; border-radius: 6px; padding: .5em 1em; }
+.finding h3 { margin: .2em 0 .3em; font-size: 1.05em; } .finding ul { margin: 0; padding-left: 1.2em; }
+.tag { font-size: 11px; font-weight: normal; background: #eee; border-radius: 3px; padding: 1px 6px;
+       margin-left: .5em; color: #444; }
 """
 
 
@@ -116,9 +163,15 @@ def _html_table(name: str, table: pd.DataFrame) -> str:
                    for row in shown.itertuples(index=False, name=None))
     html = (f'<table id="table-{escape(name)}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
             f'<p><a href="{escape(name)}.csv">{escape(name)}.csv</a></p>')
-    if len(shown) > LONG_TABLE:
-        return f"<details><summary>{escape(name)} ({len(shown)} rows)</summary>{html}</details>"
+    if len(shown) > LONG_TABLE or name not in OPEN_TABLES:
+        return f"<details><summary>table {escape(name)} ({len(shown)} rows)</summary>{html}</details>"
     return f"<h3>{escape(name)}</h3>{html}"
+
+
+def _html_block(block) -> str:
+    tag = f'<span class="tag">{_h(block.tag)}</span>' if block.tag else ""
+    lines = "".join(f"<li>{_h(line)}</li>" for line in block.lines)
+    return f'<div class="finding"><h3>{_h(block.title)}{tag}</h3><ul>{lines}</ul></div>'
 
 
 def render_html(sections, notes: tuple[str, ...], options) -> str:
@@ -133,11 +186,15 @@ def render_html(sections, notes: tuple[str, ...], options) -> str:
     parts += [f'<p class="note">note: {_h(note)}</p>' for note in notes]
     for section in sections:
         parts.append(f'<section id="{section.key}"><h2>{_h(section.title)}</h2><p>{_h(section.intro)}</p>')
+        parts += [f'<p class="warn">warning: {_h(warning)}</p>' for warning in section.warnings]
+        if section.blocks:
+            parts.append('<div class="findings">' + "".join(_html_block(b) for b in section.blocks) + "</div>")
         parts += [f'<p class="note">note: {_h(note)}</p>' for note in section.notes]
         for figure in section.figures:
             data = base64.b64encode(figure.png).decode("ascii")
+            warning = f'<span class="warn">warning: {_h(figure.warning)}</span>' if figure.warning else ""
             parts.append(f'<figure><img src="data:image/png;base64,{data}" alt="{_h(figure.caption)}">'
-                         f"<figcaption>{_h(figure.caption)}</figcaption></figure>")
+                         f"<figcaption>{_h(figure.caption)}{warning}</figcaption></figure>")
         parts += [_html_table(name, table) for name, table in section.tables]
         parts.append("</section>")
     parts.append("</body></html>")

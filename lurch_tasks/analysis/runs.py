@@ -36,6 +36,9 @@ MAX_LINE_BYTES = 64 << 20
 MAX_RESULTS_BYTES = 64 << 20  # lm-eval's results file: KBs in practice
 MAX_DEPTH = 64  # a real sample record nests 6 deep
 MAX_LABEL = 200  # characters of a model label (it names figure files and fills legends)
+# Models whose answers ignore the question (harness.models.RandomLM): the report marks them "chance" and draws no
+# onset, effective length or property effect from them, since any trend in their scores is noise.
+CHANCE_MODELS = frozenset({"lurch-random"})
 INT64 = 1 << 63
 # Difficulty fields the family's scorer, bin keys or report sections read beyond the Instance schema's, by type.
 DIFFICULTY_FIELDS: dict[str, dict[str, type | tuple[type, ...]]] = {
@@ -58,6 +61,7 @@ class Run:
     results: Path | None
     samples: tuple[Path, ...]
     model: str  # label: lm-eval's model name, with the ``pretrained`` folder's name when there is one
+    chance: bool = False  # the results file names a chance baseline (``CHANCE_MODELS``)
 
 
 @dataclass(frozen=True)
@@ -99,6 +103,16 @@ def model_label(results: Path | None, folder: Path) -> str:
             raise ValueError(f"{results}: the model label is {len(label)} characters ({_shown(label)}); allowed: at "
                              f"most {MAX_LABEL}")
     return printable(label)
+
+
+def is_chance_run(results: Path | None) -> bool:
+    """Whether the run's results file records a chance baseline as its model (``config.model`` in
+    ``CHANCE_MODELS``); a run without a results file is not assumed to be one."""
+    if results is None:
+        return False
+    config = read_results(results).get("config", {})
+    model = config.get("model") if isinstance(config, dict) else None
+    return isinstance(model, str) and model in CHANCE_MODELS  # a list or dict here is model_label's error
 
 
 def read_results(path: Path) -> dict:
@@ -184,7 +198,7 @@ def find_runs(run_dirs: Iterable[Path]) -> list[Run]:
                              "made with --log_samples")
         for (folder, stamp), entry in with_samples:
             runs.append(Run(folder, stamp, entry["results"], tuple(entry["samples"]),
-                            model_label(entry["results"], folder)))
+                            model_label(entry["results"], folder), is_chance_run(entry["results"])))
     return runs
 
 
