@@ -37,6 +37,7 @@ METRICS = ("score", "memory_drift", "precision", "recall", "f1", "accuracy", "ab
 class Loaded:
     frame: pd.DataFrame
     notes: tuple[str, ...]  # one line each: what was skipped, replaced or allowed
+    headlines: tuple[str, ...] = ()  # one line per model: its headline and what it covers (``headline_lines``)
 
 
 def score_sample(sample: Sample, judge: JudgeConfig | None = None) -> dict:
@@ -106,7 +107,30 @@ def load_runs(runs: list[Run], *, allow_version_mismatch: bool = False, judge: J
     if mismatched:
         notes.append(printable(f"{len(mismatched)} docs were made by another lurch-tasks version "
                                f"(--allow-version-mismatch); first: {mismatched[0]}"))
-    return Loaded(_frame(rows.values()), tuple(notes))
+    frame = _frame(rows.values())
+    return Loaded(frame, tuple(notes), headline_lines(frame, runs))
+
+
+def headline_lines(frame: pd.DataFrame, runs: list[Run]) -> tuple[str, ...]:
+    """Per model: the umbrella headline over the families its logs hold, naming the families and lengths its runs
+    skipped (their results files: ``runs.read_coverage``) and the lengths evaluated."""
+    from .headline import coverage_line, overall
+    from .runs import read_coverage
+
+    skipped: dict[str, dict[str, str]] = {}
+    dropped: dict[str, set[int]] = {}
+    for run in runs:
+        if run.results is None:
+            continue
+        found, lengths = read_coverage(run.results)
+        skipped.setdefault(run.model, {}).update(found)
+        dropped.setdefault(run.model, set()).update(lengths)
+    lines = []
+    for model, docs in frame.groupby("model", sort=True):
+        line = coverage_line(overall(docs), docs["family"].unique(), skipped.get(model, {}), docs["length"].unique(),
+                             dropped.get(model, ()))
+        lines.append(f"{model}: {line}")
+    return tuple(lines)
 
 
 def _scored(sample: Sample, judge: JudgeConfig | None) -> dict:

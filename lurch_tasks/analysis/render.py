@@ -71,8 +71,9 @@ def markdown_table(table: pd.DataFrame, text: Callable[[str], str] = printable) 
     return "\n".join(lines)
 
 
-def render_markdown(sections, notes: tuple[str, ...]) -> str:
+def render_markdown(sections, notes: tuple[str, ...], headlines: tuple[str, ...] = ()) -> str:
     parts = ["# lurch report", ""]
+    parts += [f"- headline: {markdown_cell(line)}" for line in headlines]
     parts += [f"- note: {markdown_cell(note)}" for note in notes]
     for section in sections:
         parts += ["", f"## {section.title}", "", section.intro]
@@ -121,7 +122,7 @@ def _html_table(name: str, table: pd.DataFrame) -> str:
     return f"<h3>{escape(name)}</h3>{html}"
 
 
-def render_html(sections, notes: tuple[str, ...], options) -> str:
+def render_html(sections, notes: tuple[str, ...], options, headlines: tuple[str, ...] = ()) -> str:
     stamp = json.dumps({"reps": options.reps, "seed": options.seed, "onset_margin": options.onset_margin,
                         "effective_fraction": options.effective_fraction})
     parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
@@ -130,6 +131,7 @@ def render_html(sections, notes: tuple[str, ...], options) -> str:
              "<h1>lurch report</h1>",
              f"<p>lurch-tasks {escape(__version__)}; options {escape(stamp)}.</p>",
              "<nav>" + "".join(f'<a href="#{s.key}">{escape(s.title)}</a>' for s in sections) + "</nav>"]
+    parts += [f'<p class="headline"><b>headline:</b> {_h(line)}</p>' for line in headlines]
     parts += [f'<p class="note">note: {_h(note)}</p>' for note in notes]
     for section in sections:
         parts.append(f'<section id="{section.key}"><h2>{_h(section.title)}</h2><p>{_h(section.intro)}</p>')

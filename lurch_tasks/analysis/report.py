@@ -412,5 +412,6 @@ def write_report(loaded: Loaded, out: Path, options: Options = Options(),
     from .render import render_html, render_markdown, short_summary, write_files
 
     sections = build_sections(loaded.frame, options, progress)
-    write_files(out, sections, render_markdown(sections, loaded.notes), render_html(sections, loaded.notes, options))
-    return short_summary(sections)
+    write_files(out, sections, render_markdown(sections, loaded.notes, loaded.headlines),
+                render_html(sections, loaded.notes, options, loaded.headlines))
+    return "\n".join([short_summary(sections), *(f"headline: {line}" for line in loaded.headlines)])

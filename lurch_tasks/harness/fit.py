@@ -8,7 +8,7 @@ window is skipped as a whole, with one warning line, like a length that does not
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.config import ConfigError
@@ -30,8 +30,8 @@ class Unfit:
         return f"window {self.window.tokens} < {self.needs}+{self.max_gen_toks}"
 
     def describe(self) -> str:
-        return (f"{self.task}: skipped: its shortest case needs {self.needs} tokens + max_gen_toks {self.max_gen_toks}, "
-                f"more than the {self.window.tokens}-token window ({self.window.source})")
+        return (f"{self.task}: skipped: its shortest case needs {self.needs} tokens + max_gen_toks "
+                f"{self.max_gen_toks}, more than the {self.window.tokens}-token window ({self.window.source})")
 
     def error(self) -> ConfigError:
         return ConfigError(f"{self.task}: its shortest case needs {self.needs} tokens + max_gen_toks "
@@ -43,6 +43,24 @@ class Unfit:
         """What the results JSON keeps of a skipped task (``lm_task.SkippedTask``)."""
         return {"skipped": self.describe(), "needs": self.needs, "max_gen_toks": self.max_gen_toks,
                 "window": self.window.tokens, "window_source": self.window.source}
+
+
+@dataclass
+class RunRecord:
+    """What one ``lurch eval`` run skipped, for its closing summary and its results JSON (``lm_eval_cli``): the
+    tasks skipped whole, and per task the lengths planned (they fit) and those skipped."""
+
+    tasks: dict[str, Unfit] = field(default_factory=dict)
+    lengths: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    lengths_skipped: dict[str, tuple[int, ...]] = field(default_factory=dict)
+
+
+RUN = RunRecord()  # reset by `lurch eval` before each run; only ever appended to while lm-eval builds the tasks
+
+
+def record_lengths(task_name: str, planned: tuple[int, ...], skipped: tuple[int, ...]) -> None:
+    RUN.lengths[task_name] = tuple(n for n in planned if n not in skipped)
+    RUN.lengths_skipped[task_name] = tuple(skipped)
 
 
 def registered_name(task_name: str) -> str:
@@ -113,5 +131,6 @@ def skip_or_fail(task_name: str, metadata: Mapping[str, Any]) -> Unfit | None:
         return None
     if as_bool("strict", metadata.get("strict", False)):
         raise found.error()
+    RUN.tasks[task_name] = found
     warn(found.describe() + " (strict: true fails instead)")
     return found

@@ -289,6 +289,80 @@ def _repeated_notes_folded():
         logger.removeFilter(folding)
 
 
+COVERAGE_KEY = "lurch_coverage"  # our record in lm-eval's results JSON (what was evaluated and skipped)
+
+
+def coverage_record(results: dict) -> dict | None:
+    """What a run of our tasks evaluated and skipped, from lm-eval's results and the run record (``fit.RUN``): the
+    families evaluated, the tasks and families skipped whole (why, in a few words), the lengths that fit and those
+    skipped. None when no task of ours was in the run."""
+    from ..analysis.headline import skipped_family
+    from .family_tasks import family_of
+    from .fit import RUN, registered_name
+    from .lm_task import SKIPPED
+
+    entries = results.get("results", {})
+    skipped = {skipped_family(name): str(entry[SKIPPED]) for name, entry in entries.items()
+               if isinstance(entry, dict) and SKIPPED in entry}
+    families, ours = set(), False
+    for name in results.get("configs", {}):
+        family = family_of(registered_name(name))
+        try:
+            from ..core.registry import get_task
+
+            family_name = family.name if family else get_task(registered_name(name)).family
+        except ValueError:
+            continue  # not one of ours
+        families.add(family_name)
+        ours = True
+    if not ours and not skipped:
+        return None
+    lengths = sorted({n for kept in RUN.lengths.values() for n in kept})
+    dropped = sorted({n for gone in RUN.lengths_skipped.values() for n in gone} - set(lengths))
+    umbrella = entries.get("memory_drift", {}).get("headline,none")
+    return {"families": sorted(families), "skipped": skipped, "lengths": lengths, "lengths_skipped": dropped,
+            "memory_drift": umbrella}
+
+
+def coverage_summary(record: dict) -> str:
+    """``lurch eval``'s closing line: the umbrella headline (when it ran) with what it covers."""
+    from ..analysis.headline import coverage_line
+
+    score = record.get("memory_drift")
+    line = coverage_line(float("nan") if score is None else float(score), record["families"], record["skipped"],
+                         record["lengths"], record["lengths_skipped"])
+    if score is not None:
+        return line
+    families = ", ".join(record["families"]) or "nothing"
+    return f"evaluated {families}" + line[line.index(" families") + len(" families"):]
+
+
+@contextlib.contextmanager
+def _coverage_recorded(found: list[dict]):
+    """While lm-eval runs, its results get our ``COVERAGE_KEY`` record (so its results JSON keeps it); the record
+    is also appended to ``found`` for the closing summary."""
+    import lm_eval
+
+    from . import fit
+
+    fit.RUN = fit.RunRecord()
+    original = lm_eval.simple_evaluate
+
+    def recorded(*args, **kwargs):
+        results = original(*args, **kwargs)
+        record = coverage_record(results) if isinstance(results, dict) else None
+        if record is not None:
+            results[COVERAGE_KEY] = record
+            found.append(record)
+        return results
+
+    lm_eval.simple_evaluate = recorded
+    try:
+        yield
+    finally:
+        lm_eval.simple_evaluate = original
+
+
 def run_lm_eval(args: Sequence[str]) -> int:
     from lm_eval.__main__ import cli_evaluate
 
@@ -307,8 +381,9 @@ def run_lm_eval(args: Sequence[str]) -> int:
                 print(f"lurch: note: evaluating the folder's configs as {', '.join(renamed)} (other knobs than the "
                       "registered tasks)", file=sys.stderr)
         sys.argv = argv
+        found: list[dict] = []
         try:
-            with _own_tasks_only(only_our_tasks(argv)), _repeated_notes_folded():
+            with _own_tasks_only(only_our_tasks(argv)), _repeated_notes_folded(), _coverage_recorded(found):
                 cli_evaluate()
         except SystemExit as exit_:
             return int(exit_.code or 0) if not isinstance(exit_.code, str) else 1
@@ -321,4 +396,10 @@ def run_lm_eval(args: Sequence[str]) -> int:
             raise LibraryError(library, err) from err
         finally:
             sys.argv = saved
+    for record in found:
+        print(f"lurch: {coverage_summary(record)}")
+        if record["skipped"] and not record["families"]:
+            raise ConfigError("no requested task fits the model's window (" + "; ".join(
+                f"{label}: {why}" for label, why in sorted(record["skipped"].items())) + "); allowed: a model with "
+                "a larger window, or tasks with shorter cases")
     return 0
