@@ -96,9 +96,24 @@ def test_strict_keeps_the_one_line_error_and_a_run_with_nothing_left_fails():
     run = lurch_in_process("eval", "--model", "lurch-solver", "--tasks", "recon_chain", "--limit", "2",
                            "--metadata", WINDOW_8K)
     assert run.returncode == 2 and "Traceback" not in run.stderr
-    assert run.stderr.count("recon_chain: skipped:") == 1
     assert "lurch: error: no requested task fits the model's window (recon_chain: window 8192 < 16384+1024)" \
         in run.stderr
+
+
+@pytest.mark.slow
+def test_a_run_that_cannot_fit_fails_before_the_model_is_loaded(tmp_path):
+    """The window comes from the model's arguments (max_length); the model folder does not exist, so any error but
+    ours would mean lm-eval had started loading it."""
+    model_args = f"pretrained={tmp_path / 'no-such-model'},max_length=8192"
+    for extra, expected in ((["--tasks", "memory_drift", "--strict"], "lurch: error: family_recon: its shortest case "
+                             "needs 16384 tokens + max_gen_toks 1024, more than the model's 8192-token window (the "
+                             "model's max_length)"),
+                            (["--tasks", "recon"], "lurch: error: no requested task fits the model's window "
+                             "(recon_cascade: window 8192 < 16384+1024; recon_chain: ")):
+        run = lurch_in_process("eval", "--model", "hf", "--model_args", model_args, "--limit", "2", *extra)
+        assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr[-2000:]
+        assert run.stderr.strip().splitlines()[-1].startswith(expected), run.stderr[-2000:]
+        assert "no-such-model" not in run.stderr
 
 
 @pytest.mark.slow

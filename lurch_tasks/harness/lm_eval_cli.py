@@ -289,6 +289,74 @@ def _repeated_notes_folded():
         logger.removeFilter(folding)
 
 
+def leaf_tasks(names: Sequence[str]) -> list[str] | None:
+    """Our lm-eval tasks behind ``--tasks`` names (groups and the ``lurch`` tag expanded, from our YAMLs); None when
+    a name is not ours."""
+    import yaml
+
+    from .yamls import TAG
+
+    folder, leaves = yaml_dir(), []
+    for name in names:
+        if name == TAG:
+            leaves += sorted(path.stem for path in folder.glob("*.yaml") if not path.stem.startswith("_"))
+        elif (folder / f"_{name}.yaml").is_file():
+            members = yaml.safe_load((folder / f"_{name}.yaml").read_text(encoding="utf-8")).get("task") or []
+            inner = leaf_tasks([m for m in members if isinstance(m, str)])
+            if inner is None:
+                return None
+            leaves += inner
+        elif (folder / f"{name}.yaml").is_file():
+            leaves.append(name)
+        else:
+            return None
+    return leaves
+
+
+def check_fit_before_the_model(argv: list[str]) -> None:
+    """A run that would fail on the model's window anyway fails before lm-eval loads the model: with ``strict``, a
+    requested task none of whose lengths fits; without it, a run none of whose tasks fits. (Each skipped task's
+    warning line is printed later, once, when lm-eval builds it: ``lm_task.LurchTask``.)"""
+    from .fit import unfit_task
+    from .window import as_bool
+
+    tasks = _option(argv, "--tasks")
+    leaves = leaf_tasks([n.strip() for n in tasks[1].split(",") if n.strip()]) if tasks else None
+    if not leaves:
+        return
+    metadata = {**_model_args(argv), **_metadata(argv)}
+    unfit = [found for name in dict.fromkeys(leaves) if (found := unfit_task(name, metadata)) is not None]
+    if unfit and as_bool("strict", metadata.get("strict", False)):
+        raise unfit[0].error()
+    if unfit and len(unfit) == len(dict.fromkeys(leaves)):
+        raise ConfigError("no requested task fits the model's window (" + "; ".join(
+            f"{found.task}: {found.short}" for found in unfit) + "); allowed: a model with a larger window, or tasks "
+            "with shorter cases")
+
+
+def _model_args(argv: list[str]) -> dict:
+    from lm_eval.utils import simple_parse_args_string
+
+    found = _option(argv, "--model_args")
+    if not found:
+        return {}
+    text = found[1].strip()
+    try:
+        parsed = json.loads(text) if text.startswith("{") else simple_parse_args_string(text)
+    except (json.JSONDecodeError, ValueError):
+        return {}  # lm-eval reports malformed model arguments itself
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def _metadata(argv: list[str]) -> dict:
+    found = _option(argv, "--metadata")
+    try:
+        parsed = json.loads(found[1]) if found else {}
+    except json.JSONDecodeError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
 COVERAGE_KEY = "lurch_coverage"  # our record in lm-eval's results JSON (what was evaluated and skipped)
 
 
@@ -380,6 +448,7 @@ def run_lm_eval(args: Sequence[str]) -> int:
                 _set_option(argv, "--include_path", position[0], include_dir)
                 print(f"lurch: note: evaluating the folder's configs as {', '.join(renamed)} (other knobs than the "
                       "registered tasks)", file=sys.stderr)
+        check_fit_before_the_model(argv)
         sys.argv = argv
         found: list[dict] = []
         try:
