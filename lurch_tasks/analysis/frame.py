@@ -38,6 +38,8 @@ METRICS = ("score", "memory_drift", "precision", "recall", "f1", "accuracy", "ab
 class Loaded:
     frame: pd.DataFrame
     notes: tuple[str, ...]  # one line each: what was skipped, replaced or allowed
+    headlines: tuple[str, ...] = ()  # one line per model: its headline and what it covers (``model_coverage``)
+    coverage: tuple[tuple[str, str], ...] = ()  # (model, "3 of 4 families (...); lengths ...") for its findings card
 
 
 def score_sample(sample: Sample, judge: JudgeConfig | None = None) -> dict:
@@ -108,7 +110,34 @@ def load_runs(runs: list[Run], *, allow_version_mismatch: bool = False, judge: J
         notes.append(printable(f"{len(mismatched)} docs were made by another lurch-tasks version "
                                f"(--allow-version-mismatch); first: {mismatched[0]}"))
     chance = {run.model for run in runs if run.chance}
-    return Loaded(_frame(rows.values(), chance), tuple(notes))
+    frame = _frame(rows.values(), chance)
+    from .headline import covered_headline
+
+    coverage = model_coverage(frame, runs)
+    headlines = tuple(f"{model}: {covered_headline(score, text)}" for model, score, text in coverage)
+    return Loaded(frame, tuple(notes), headlines, tuple((model, text) for model, _, text in coverage))
+
+
+def model_coverage(frame: pd.DataFrame, runs: list[Run]) -> tuple[tuple[str, float, str], ...]:
+    """Per model: (model, the umbrella headline over the families its logs hold, what it covers: the families and
+    lengths evaluated, and those its runs skipped (their results files: ``runs.read_coverage``))."""
+    from .headline import coverage_text, overall
+    from .runs import read_coverage
+
+    skipped: dict[str, dict[str, str]] = {}
+    dropped: dict[str, set[int]] = {}
+    for run in runs:
+        if run.results is None:
+            continue
+        found, lengths = read_coverage(run.results)
+        skipped.setdefault(run.model, {}).update(found)
+        dropped.setdefault(run.model, set()).update(lengths)
+    lines = []
+    for model, docs in frame.groupby("model", sort=True):
+        text = coverage_text(docs["family"].unique(), skipped.get(model, {}), docs["length"].unique(),
+                             dropped.get(model, ()))
+        lines.append((str(model), overall(docs), text))
+    return tuple(lines)
 
 
 def _scored(sample: Sample, judge: JudgeConfig | None) -> dict:

@@ -9,6 +9,8 @@ each balance key (``analysis.stats``), seeded by (seed, family, key), and recomp
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+
 import numpy as np
 import pandas as pd
 
@@ -35,6 +37,53 @@ def overall(frame: pd.DataFrame) -> float:
     """The unweighted mean of the family headlines (NaN for an empty frame)."""
     families = family_headlines(frame)
     return float(np.mean(list(families.values()))) if families else float("nan")
+
+
+def coverage_line(score: float, families: Iterable[str], skipped: Mapping[str, str], lengths: Iterable[int],
+                  skipped_lengths: Iterable[int] = (), name: str = "memory_drift") -> str:
+    """The headline with what it covers: ``memory_drift = 0.120 over 3 of 4 families (recon skipped: window 8192 <
+    16384+1024); lengths 4096 (skipped: 8192, 16384)`` (``coverage_text`` after "over")."""
+    return covered_headline(score, coverage_text(families, skipped, lengths, skipped_lengths), name)
+
+
+def covered_headline(score: float, covered: str, name: str = "memory_drift") -> str:
+    """``memory_drift = 0.120 over <covered>`` (a NaN score reads n/a)."""
+    shown = f"{score:.3f}" if score == score else "n/a"
+    return f"{name} = {shown} over {covered}"
+
+
+def coverage_text(families: Iterable[str], skipped: Mapping[str, str], lengths: Iterable[int],
+                  skipped_lengths: Iterable[int] = ()) -> str:
+    """What a headline covers: ``3 of 4 families (recon skipped: ...); lengths 4096 (skipped: 8192)``. ``skipped``
+    maps a family (or a task of an evaluated family) to why it was skipped; a skipped length is one no evaluated doc
+    has."""
+    evaluated = sorted(set(families))
+    whole = {label: why for label, why in skipped.items() if label not in evaluated}
+    total = len(set(evaluated) | {label for label in whole if not _is_task(label)})
+    text = f"{len(evaluated)} of {total} families"
+    if whole:
+        text += " (" + "; ".join(f"{label} skipped: {why}" for label, why in sorted(whole.items())) + ")"
+    kept = sorted(set(lengths))
+    if kept:
+        text += f"; lengths {', '.join(map(str, kept))}"
+    dropped = sorted(set(skipped_lengths) - set(kept))
+    if dropped:
+        text += f" (skipped: {', '.join(map(str, dropped))})"
+    return text
+
+
+def _is_task(label: str) -> bool:
+    """Whether a skipped label names a task of a family rather than a family (tasks are counted under theirs)."""
+    from ..core.registry import all_families
+
+    return label not in {family.name for family in all_families()}
+
+
+def skipped_family(task_name: str) -> str:
+    """The label a skipped lm-eval task is reported under: its family for a family task (``family_recon``: recon),
+    else the task itself."""
+    prefix = "family_"
+    return task_name[len(prefix):] if task_name.startswith(prefix) else task_name
 
 
 def bootstrap(frame: pd.DataFrame, reps: int, seed: int) -> dict[str, tuple[float, float, float]]:

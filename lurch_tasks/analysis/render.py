@@ -103,8 +103,9 @@ def markdown_table(table: pd.DataFrame, text: Callable[[str], str] = printable) 
     return "\n".join(lines)
 
 
-def render_markdown(sections, notes: tuple[str, ...]) -> str:
+def render_markdown(sections, notes: tuple[str, ...], headlines: tuple[str, ...] = ()) -> str:
     parts = ["# lurch report", ""]
+    parts += [f"- headline: {markdown_cell(line)}" for line in headlines]
     parts += [f"- note: {markdown_cell(note)}" for note in notes]
     for section in sections:
         parts += ["", f"## {section.title}", "", section.intro]

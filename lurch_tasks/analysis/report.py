@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -507,9 +507,10 @@ SECTIONS: tuple[Callable[[pd.DataFrame, Options], Section | None], ...] = (
     implicit_hop_section, glm_section)
 
 
-def build_sections(frame: pd.DataFrame, options: Options,
-                   progress: Callable[[str], None] | None = None) -> list[Section]:
-    """Every section whose family is in the runs, led by the key findings read off their tables."""
+def build_sections(frame: pd.DataFrame, options: Options, progress: Callable[[str], None] | None = None,
+                   coverage: Mapping[str, str] | None = None) -> list[Section]:
+    """Every section whose family is in the runs, led by the key findings read off their tables (and each model's
+    ``coverage``: the families and lengths its headline covers and skipped)."""
     sections = []
     for build in SECTIONS:
         if progress is not None:
@@ -517,20 +518,20 @@ def build_sections(frame: pd.DataFrame, options: Options,
         section = build(frame, options)
         if section is not None:
             sections.append(section)
-    return [findings_section(sections, frame), *sections]
+    return [findings_section(sections, frame, coverage or {}), *sections]
 
 
 # -------------------------------------------------------------------------------------------------- findings
 
 
-def findings_section(sections: list[Section], frame: pd.DataFrame) -> Section:
+def findings_section(sections: list[Section], frame: pd.DataFrame, coverage: Mapping[str, str]) -> Section:
     """One short block per model: its headline with CI, effective length and drift onset over the length tasks,
     and its strongest property effects from its own GLM fit (or why they are not estimable); a chance baseline
     gets its headline and the tag "chance" only. Above them, one line per section that rests on few docs."""
     tables = {name: table for section in sections for name, table in section.tables}
     chance = chance_models(frame)
     models = sorted(frame["model"].astype(str).unique(), key=lambda m: (m in chance, m))  # baselines last
-    blocks = tuple(_model_block(model, tables, model in chance) for model in models)
+    blocks = tuple(_model_block(model, tables, model in chance, coverage.get(model, "")) for model in models)
     thin = [section.title for section in sections if section.warnings]
     warnings = (f"few docs per bin (fewer than {FEW_DOCS}) in: {', '.join(thin)}; treat their curves, onsets and "
                 "contrasts as a smoke test, not a measurement",) if thin else ()
@@ -541,8 +542,8 @@ def findings_section(sections: list[Section], frame: pd.DataFrame) -> Section:
                    "CI). The sections below hold the tables and figures.", blocks=blocks, warnings=warnings)
 
 
-def _model_block(model: str, tables: dict[str, pd.DataFrame], chance: bool) -> Block:
-    lines = [_headline_line(model, tables.get("headline"))]
+def _model_block(model: str, tables: dict[str, pd.DataFrame], chance: bool, covered: str = "") -> Block:
+    lines = [_headline_line(model, tables.get("headline")) + (f" over {covered}" if covered else "")]
     if chance:
         lines.append("chance baseline (its run records a model that answers at random): the headline should be "
                      "near 0; no drift onset, effective length or property effect is drawn from it")
@@ -662,6 +663,7 @@ def write_report(loaded: Loaded, out: Path, options: Options = Options(),
     ``out``; return the short summary (per-model table) for the terminal."""
     from .render import render_html, render_markdown, short_summary, write_files
 
-    sections = build_sections(loaded.frame, options, progress)
-    write_files(out, sections, render_markdown(sections, loaded.notes), render_html(sections, loaded.notes, options))
-    return short_summary(sections)
+    sections = build_sections(loaded.frame, options, progress, dict(loaded.coverage))
+    write_files(out, sections, render_markdown(sections, loaded.notes, loaded.headlines),
+                render_html(sections, loaded.notes, options))
+    return "\n".join([short_summary(sections), *(f"headline: {line}" for line in loaded.headlines)])

@@ -127,6 +127,24 @@ def read_results(path: Path) -> dict:
     return document
 
 
+def read_coverage(path: Path) -> tuple[dict[str, str], tuple[int, ...]]:
+    """What a run skipped, from its results file: {label: why} for each task skipped whole (lm-eval's entry with a
+    ``skipped`` key; a family task under its family's name) and the lengths `lurch eval` recorded as skipped."""
+    from .headline import skipped_family
+
+    document = read_results(path)
+    entries = document.get("results")
+    skipped: dict[str, str] = {}
+    for name, entry in (entries.items() if isinstance(entries, dict) else ()):
+        if isinstance(entry, dict) and isinstance(entry.get("skipped"), str):
+            skipped[printable(skipped_family(str(name)))[:MAX_LABEL]] = printable(entry["skipped"])[:MAX_LABEL]
+    record = document.get("lurch_coverage")
+    lengths = record.get("lengths_skipped") if isinstance(record, dict) else None
+    dropped = tuple(n for n in lengths if isinstance(n, int) and not isinstance(n, bool)) \
+        if isinstance(lengths, list) else ()
+    return skipped, dropped
+
+
 def parse_json(data: bytes | bytearray | str, where: str, what: str = "") -> object:
     """JSON from untrusted bytes: strict UTF-8, nesting at most ``MAX_DEPTH``; a one-line ValueError naming
     ``where`` (``file:line``) and ``what`` (a field) otherwise."""

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..core.config import ConfigError
 from ..core.registry import Family, all_families, all_tasks, get_family
+from .fit import skip_or_fail
 from .metadata import parse_metadata
 from .window import warn
 
@@ -120,6 +121,8 @@ def build_family_docs(task_name: str, **metadata: Any) -> dict[str, Any]:
         share["max_docs"] = math.ceil(request.max_docs / len(names))
     streams = []
     for name in names:
+        if skip_or_fail(name, share) is not None:
+            continue  # no length of this member fits the window: one warning line, no docs built
         try:
             streams.append(_guarded(task_name, name, iter_docs(name, **share), request.strict))
         except ConfigError as error:

@@ -369,6 +369,148 @@ def _repeated_notes_folded():
         logger.removeFilter(folding)
 
 
+def leaf_tasks(names: Sequence[str]) -> list[str] | None:
+    """Our lm-eval tasks behind ``--tasks`` names (groups and the ``lurch`` tag expanded, from our YAMLs); None when
+    a name is not ours."""
+    import yaml
+
+    from .yamls import TAG
+
+    folder, leaves = yaml_dir(), []
+    for name in names:
+        if name == TAG:
+            leaves += sorted(path.stem for path in folder.glob("*.yaml") if not path.stem.startswith("_"))
+        elif (folder / f"_{name}.yaml").is_file():
+            members = yaml.safe_load((folder / f"_{name}.yaml").read_text(encoding="utf-8")).get("task") or []
+            inner = leaf_tasks([m for m in members if isinstance(m, str)])
+            if inner is None:
+                return None
+            leaves += inner
+        elif (folder / f"{name}.yaml").is_file():
+            leaves.append(name)
+        else:
+            return None
+    return leaves
+
+
+def check_fit_before_the_model(argv: list[str]) -> None:
+    """A run that would fail on the model's window anyway fails before lm-eval loads the model: with ``strict``, a
+    requested task none of whose lengths fits; without it, a run none of whose tasks fits. (Each skipped task's
+    warning line is printed later, once, when lm-eval builds it: ``lm_task.LurchTask``.)"""
+    from .fit import unfit_task
+    from .window import as_bool
+
+    tasks = _option(argv, "--tasks")
+    leaves = leaf_tasks([n.strip() for n in tasks[1].split(",") if n.strip()]) if tasks else None
+    if not leaves:
+        return
+    metadata = {**_model_args(argv), **_metadata(argv)}
+    unfit = [found for name in dict.fromkeys(leaves) if (found := unfit_task(name, metadata)) is not None]
+    if unfit and as_bool("strict", metadata.get("strict", False)):
+        raise unfit[0].error()
+    if unfit and len(unfit) == len(dict.fromkeys(leaves)):
+        raise ConfigError("no requested task fits the model's window (" + "; ".join(
+            f"{found.task}: {found.short}" for found in unfit) + "); allowed: a model with a larger window, or tasks "
+            "with shorter cases")
+
+
+def _model_args(argv: list[str]) -> dict:
+    from lm_eval.utils import simple_parse_args_string
+
+    found = _option(argv, "--model_args")
+    if not found:
+        return {}
+    text = found[1].strip()
+    try:
+        parsed = json.loads(text) if text.startswith("{") else simple_parse_args_string(text)
+    except (json.JSONDecodeError, ValueError):
+        return {}  # lm-eval reports malformed model arguments itself
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def _metadata(argv: list[str]) -> dict:
+    found = _option(argv, "--metadata")
+    try:
+        parsed = json.loads(found[1]) if found else {}
+    except json.JSONDecodeError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+COVERAGE_KEY = "lurch_coverage"  # our record in lm-eval's results JSON (what was evaluated and skipped)
+
+
+def coverage_record(results: dict) -> dict | None:
+    """What a run of our tasks evaluated and skipped, from lm-eval's results and the run record (``fit.RUN``): the
+    families evaluated, the tasks and families skipped whole (why, in a few words), the lengths that fit and those
+    skipped. None when no task of ours was in the run."""
+    from ..analysis.headline import skipped_family
+    from .family_tasks import family_of
+    from .fit import RUN, registered_name
+    from .lm_task import SKIPPED
+
+    entries = results.get("results", {})
+    skipped = {skipped_family(name): str(entry[SKIPPED]) for name, entry in entries.items()
+               if isinstance(entry, dict) and SKIPPED in entry}
+    families, ours = set(), False
+    for name in results.get("configs", {}):
+        family = family_of(registered_name(name))
+        try:
+            from ..core.registry import get_task
+
+            family_name = family.name if family else get_task(registered_name(name)).family
+        except ValueError:
+            continue  # not one of ours
+        families.add(family_name)
+        ours = True
+    if not ours and not skipped:
+        return None
+    lengths = sorted({n for kept in RUN.lengths.values() for n in kept})
+    dropped = sorted({n for gone in RUN.lengths_skipped.values() for n in gone} - set(lengths))
+    umbrella = entries.get("memory_drift", {}).get("headline,none")
+    return {"families": sorted(families), "skipped": skipped, "lengths": lengths, "lengths_skipped": dropped,
+            "memory_drift": umbrella}
+
+
+def coverage_summary(record: dict) -> str:
+    """``lurch eval``'s closing line: the umbrella headline (when it ran) with what it covers."""
+    from ..analysis.headline import coverage_line
+
+    score = record.get("memory_drift")
+    line = coverage_line(float("nan") if score is None else float(score), record["families"], record["skipped"],
+                         record["lengths"], record["lengths_skipped"])
+    if score is not None:
+        return line
+    families = ", ".join(record["families"]) or "nothing"
+    return f"evaluated {families}" + line[line.index(" families") + len(" families"):]
+
+
+@contextlib.contextmanager
+def _coverage_recorded(found: list[dict]):
+    """While lm-eval runs, its results get our ``COVERAGE_KEY`` record (so its results JSON keeps it); the record
+    is also appended to ``found`` for the closing summary."""
+    import lm_eval
+
+    from . import fit
+
+    fit.RUN = fit.RunRecord()
+    original = lm_eval.simple_evaluate
+
+    def recorded(*args, **kwargs):
+        results = original(*args, **kwargs)
+        record = coverage_record(results) if isinstance(results, dict) else None
+        if record is not None:
+            results[COVERAGE_KEY] = record
+            found.append(record)
+        return results
+
+    lm_eval.simple_evaluate = recorded
+    try:
+        yield
+    finally:
+        lm_eval.simple_evaluate = original
+
+
 def run_lm_eval(args: Sequence[str]) -> int:
     from lm_eval.__main__ import cli_evaluate
 
@@ -387,9 +529,11 @@ def run_lm_eval(args: Sequence[str]) -> int:
                 _set_option(argv, "--include_path", position[0], include_dir)
                 print(f"lurch: note: evaluating the folder's configs as {', '.join(renamed)} (other knobs than the "
                       "registered tasks)", file=sys.stderr)
+        check_fit_before_the_model(argv)
         sys.argv = argv
+        found: list[dict] = []
         try:
-            with _own_tasks_only(only_our_tasks(argv)), _repeated_notes_folded():
+            with _own_tasks_only(only_our_tasks(argv)), _repeated_notes_folded(), _coverage_recorded(found):
                 cli_evaluate()
         except SystemExit as exit_:
             return int(exit_.code or 0) if not isinstance(exit_.code, str) else 1
@@ -402,4 +546,10 @@ def run_lm_eval(args: Sequence[str]) -> int:
             raise LibraryError(library, err) from err
         finally:
             sys.argv = saved
+    for record in found:
+        print(f"lurch: {coverage_summary(record)}")
+        if record["skipped"] and not record["families"]:
+            raise ConfigError("no requested task fits the model's window (" + "; ".join(
+                f"{label}: {why}" for label, why in sorted(record["skipped"].items())) + "); allowed: a model with "
+                "a larger window, or tasks with shorter cases")
     return 0

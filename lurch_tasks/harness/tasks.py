@@ -19,6 +19,7 @@ from ..core.private import mask_row, private_seed
 from ..core.registry import get_family, get_task
 from ..core.rng import canonical_json
 from ..scoring import headline
+from .fit import record_lengths
 from .metadata import parse_metadata
 from .metrics import BINNED_METRICS, HEADLINE, SPARSE_METRICS, doc_metric_names
 from .window import as_bool, model_tokenizer, model_window, plan_window, warn
@@ -65,8 +66,10 @@ def iter_docs(task_name: str, **metadata: Any) -> Iterator[dict[str, Any]]:
         task = resolve_task(task_name, overrides, secret if secret is not None else request.seed)
         config = task.config
         indices = range(task_size(task))
+        record_lengths(task_name, _token_targets(family, config), ())
         if window:
             plan = plan_window(_token_targets(family, config), window, _max_gen_toks(request, family, config))
+            record_lengths(task_name, _token_targets(family, config), plan.skipped)
             if plan.skipped:
                 if request.strict:
                     raise ConfigError(f"{plan.describe(task_name)}; allowed: shorter max_seq_lengths, a larger "

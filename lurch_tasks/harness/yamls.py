@@ -26,6 +26,8 @@ UMBRELLA_GROUP = "memory_drift"
 UMBRELLA_VERSION = "2.0.0"  # 2.0.0: leaves are the four family tasks; `headline` weighs families equally
 TAG = "lurch"
 GLUE = "lurch_tasks.harness.tasks"
+# Our task class: a task the model's window cannot hold at all is skipped when lm-eval builds it (harness.lm_task).
+TASK_CLASS = "!function lurch_tasks.harness.lm_task.LurchTask"
 # End-of-turn strings of common chat templates (ChatML, Llama 3, Phi): a completion endpoint that returns the raw
 # text stops there. At most three, so lm-eval can add the model's EOS within OpenAI's limit of four stops.
 END_OF_TURN = ["<|im_end|>", "<|eot_id|>", "<|end|>"]
@@ -55,6 +57,7 @@ def _metric(name: str) -> dict:
 def _task_document(name: str, loader: str, scorer: str, metrics: list[dict], max_gen_toks: int, version: str) -> dict:
     return {
         "task": name,
+        "class": TASK_CLASS,
         "tag": [TAG],
         "dataset_path": "",
         "dataset_name": None,
