@@ -25,8 +25,8 @@ install-dev: $(BIN)/python
 
 # One small slice of every family, the flagship umbrella `memory_drift` through lm-eval for three models (the reference
 # solver, the chance baseline, and lurch-simulated with known effects), then one report (lm-eval's own tables go to
-# demo_out/runs/*.log). On 2 shared cores: 1.4 min with the venv in place, 2-3 min from a fresh clone with the
-# wheels at hand (README: 'Quick start'); downloading the wheels adds to that.
+# demo_out/runs/*.log). On 2 idle cores: 41 s with the venv in place, 74-77 s from a fresh clone with the wheels at
+# hand (README: 'Quick start'; 1.4 and 2-3 min when the cores are shared); downloading the wheels adds to that.
 DEMO_CONFIGS := find_the_origin find_the_origin_random memory_drift_edge memory_drift_subgraph memory_drift_clique \
 	implicit_hop_depth implicit_hop_scope implicit_hop_dispersion implicit_hop_length implicit_hop_grid \
 	implicit_hop_compare implicit_hop_count implicit_hop_broken

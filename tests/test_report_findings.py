@@ -247,3 +247,23 @@ def test_a_report_of_the_chance_baseline_alone_has_no_fit_and_says_chance(frame)
     glm = next(s for s in sections if s.key == "glm")
     assert glm.figures == () and glm.notes[0].startswith("lurch-random: the chance baseline")
     assert not _tables(sections)["glm_fits"]["fitted"].astype(bool).any()
+
+
+def test_a_family_one_model_did_not_evaluate_is_an_explained_dash_in_a_fixed_column_order():
+    """A model whose run skipped a family (its window) has no value there: the headline table keeps the columns in one
+    order whatever model comes first, and the page shows a dash that says why, not a blank cell."""
+    import pandas as pd
+
+    from lurch_tasks.analysis import headline as analysis_headline
+    from lurch_tasks.analysis.render import EMPTY_HELP, _html_table
+
+    rows = [{"model": "a-small", "family": family, "balance_key": "k", analysis_headline.SCORE: 0.0}
+            for family in ("find_the_origin", "graph_reconstruction")]
+    rows += [{"model": "b-large", "family": family, "balance_key": "k", analysis_headline.SCORE: 1.0}
+             for family in ("find_the_origin", "graph_reconstruction", "recon")]
+    table = analysis_headline.table(pd.DataFrame(rows), reps=20, seed=0)
+    shown = [c for c in table.columns if not c.endswith(("_lo", "_hi"))]
+    assert shown == ["model", "headline", "headline:find_the_origin", "headline:graph_reconstruction", "headline:recon"]
+    page = _html_table("headline", table)
+    assert page.count('<td class="empty"') == 1 and f'title="{EMPTY_HELP}"' in page
+    assert f'<p class="legend">— {EMPTY_HELP}</p>' in page

@@ -109,7 +109,10 @@ def table(frame: pd.DataFrame, reps: int, seed: int) -> pd.DataFrame:
             column = "headline" if name == "overall" else f"headline:{name}"
             row.update({column: value, f"{column}_lo": low, f"{column}_hi": high})
         rows.append(row)
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    families = sorted({c for c in table.columns if c.startswith("headline:") and not c.endswith(("_lo", "_hi"))})
+    order = ["model"] + [f"{c}{s}" for c in ("headline", *families) for s in ("", "_lo", "_hi")]
+    return table[order]  # the same columns in the same order, whichever model lacks a family
 
 
 def by_length(frame: pd.DataFrame) -> dict[int, float]:

@@ -150,6 +150,7 @@ figcaption .warn { display: block; margin-top: .3em; }
 .finding h3 { margin: .2em 0 .3em; font-size: 1.05em; } .finding ul { margin: 0; padding-left: 1.2em; }
 .tag { font-size: 11px; font-weight: normal; background: #eee; border-radius: 3px; padding: 1px 6px;
        margin-left: .5em; color: #444; }
+td.empty { color: #888; text-align: center; } .legend { color: #666; font-size: 12px; margin: -.8em 0 .6em; }
 """
 
 
@@ -159,14 +160,26 @@ def _html_table(name: str, table: pd.DataFrame) -> str:
     shown = _display(table)
     head = "".join(f"<th>{_h(c)}</th>" for c in shown.columns)
     text = [c in _text_columns(table) for c in shown.columns]
-    body = "".join("<tr>" + "".join(f'<td class="t">{escape(v)}</td>' if is_text else f"<td>{escape(v)}</td>"
-                                    for v, is_text in zip(row, text, strict=True)) + "</tr>"
+    body = "".join("<tr>" + "".join(_html_cell(v, is_text) for v, is_text in zip(row, text, strict=True)) + "</tr>"
                    for row in shown.itertuples(index=False, name=None))
-    html = (f'<table id="table-{escape(name)}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    legend = (f'<p class="legend">{EMPTY_MARK} {EMPTY_HELP}</p>'
+              if any(v == "" for row in shown.itertuples(index=False, name=None) for v in row) else "")
+    html = (f'<table id="table-{escape(name)}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{legend}'
             f'<p><a href="{escape(name)}.csv">{escape(name)}.csv</a></p>')
     if len(shown) > LONG_TABLE or name not in OPEN_TABLES:
         return f"<details><summary>table {escape(name)} ({len(shown)} rows)</summary>{html}</details>"
     return f"<h3>{escape(name)}</h3>{html}"
+
+
+EMPTY_MARK = "—"
+EMPTY_HELP = "no value: this model has no docs for that column (a family or bin it did not evaluate, or skipped)"
+
+
+def _html_cell(value: str, is_text: bool) -> str:
+    """A table cell; an empty one shows a dash that says why it is empty (on hover and in the line below)."""
+    if value == "":
+        return f'<td class="empty" title="{escape(EMPTY_HELP)}">{EMPTY_MARK}</td>'
+    return f'<td class="t">{escape(value)}</td>' if is_text else f"<td>{escape(value)}</td>"
 
 
 def _html_block(block) -> str:
