@@ -3,11 +3,16 @@
 Every fenced shell block carries a marker on the line before it:
   <!-- docs: run -->              executed (in a temporary folder, offline, the venv's bin first on PATH); a page's
                                   run blocks (``bash`` and ``python``) share one folder, in page order
+  <!-- docs: run-small (why) -->  executed like ``run`` after SMALL_SIZES shrinks its sizes (``--limit 40`` -> 2, ...);
+                                  a line that PARSE_ONLY says cannot run here (a real model, an install, a Ray
+                                  instance, an upload, a placeholder, minutes of work) is parsed instead, and
+                                  FIXTURES writes what the reader writes by hand (a submission.json) or another page
+                                  made (a materialized data/)
   <!-- docs: parse (why) -->      not executed (a GPU model, a Hub push, a Ray cluster, a server, minutes of work):
                                   every ``lurch`` line goes through the real CLI parser (``lurch eval`` through
                                   lm-eval's), ``--tasks`` / ``--config`` names must be registered, ``make X`` must
                                   be a Makefile target and ``scripts/...`` must exist
-Runnable blocks are written to be fast (a tiny ``--limit``); the whole file takes about a minute.
+Run blocks are written to be fast (a tiny ``--limit``); the whole file takes about a minute.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
 SHELL = ("bash", "sh", "shell", "console")
-MARK = re.compile(r"^<!-- docs: (run|parse)\b[^>]*-->\s*$")
+MARK = re.compile(r"^<!-- docs: (run-small|run|parse)\b[^>]*-->\s*$")
 FENCE = re.compile(r"^(```+|~~~+)\s*([\w+-]*)")
 BIN = Path(sys.executable).parent
 
@@ -39,7 +44,7 @@ class Block:
     page: Path
     line: int  # 1-based line of the opening fence
     lang: str
-    mark: str | None  # "run", "parse" or None
+    mark: str | None  # "run", "run-small", "parse" or None
     text: str
 
     def where(self) -> str:
@@ -80,8 +85,9 @@ def test_pages_exist_and_readme_is_short():
 
 def test_every_shell_block_is_marked():
     unmarked = [block.where() for block in SHELL_BLOCKS if block.mark is None]
-    assert not unmarked, f"shell blocks without <!-- docs: run --> or <!-- docs: parse (why) -->: {unmarked}"
+    assert not unmarked, f"shell blocks without <!-- docs: run -->, run-small (why) or parse (why): {unmarked}"
     assert any(block.mark == "run" for block in SHELL_BLOCKS)
+    assert any(block.mark == "run-small" for block in SHELL_BLOCKS)
 
 
 # ---------------------------------------------------------------------------------------------------- commands
@@ -234,9 +240,128 @@ def check_command(command: list[str]) -> str | None:
     return None
 
 
+# ------------------------------------------------------------------------------------------------ run-small blocks
+
+# (pattern, replacement, why), applied in order to each line of a run-small block: the docs' sizes become tiny ones
+SMALL_SIZES: tuple[tuple[str, str, str], ...] = (
+    (r"--limit \d+", "--limit 2", "two docs of each task (or family) instead of 14-80"),
+    (r"--n \d+", "--n 2", "two instances (diagnose: the first two questions' case)"),
+    (r'"num_samples": \d+', '"num_samples": 1', "one instance per grid cell"),
+    (r"num_samples=\d+", "num_samples=1", "one RECON case per cell"),
+    (r"--reps \d+", "--reps 2", "two simulated data sets, not 200"),
+    (r"lurch materialize(?![^#\n]*--(limit|finalize))", "lurch materialize --limit 2",
+     "a config's whole grid is hundreds of rows"),
+    (r"lurch audit-shortcuts(?![^#\n]*--n )", "lurch audit-shortcuts --n 8",
+     "8 rows: on 2 the best-of-variants strategies fit by luck and the audit fails"),
+    (r"lurch diagnose(?![^#\n]*--retrievers)", "lurch diagnose --retrievers bm25",
+     "the dense retriever alone takes ~12 s"),
+)
+OUR_MODELS = ("lurch-solver", "lurch-random", "lurch-simulated", "dummy")
+FAST_SCRIPTS = ("scripts/glm_coverage.py",)  # seconds once SMALL_SIZES applies; every other script takes minutes
+# inputs a page's lines read that another page writes (the run there covers them)
+ELSEWHERE = {"commands.md": ("runs/solver", "sub/")}
+
+
+def _script(command: list[str]) -> str | None:
+    return next((a for a in command if a.startswith("scripts/")), None)
+
+
+# (why, test on (page name, command)): a run-small line with a command that matches is parsed, not run
+PARSE_ONLY: tuple[tuple[str, object], ...] = (
+    ("installs packages (nothing may download)", lambda page, c: c[0] in ("pip", "apt-get")),
+    ("make builds a venv or runs the suite", lambda page, c: c[0] == "make"),
+    ("a real model or server (a PATH, a Hub id, a URL)",
+     lambda page, c: any(m not in OUR_MODELS for m in _option_values(c, "--model"))),
+    ("starts a Ray instance (tens of seconds)", lambda page, c: "ray" in _option_values(c, "--backend")),
+    ("uploads (only --dry-run runs)", lambda page, c: "push" in c[1:3] and "--dry-run" not in c),
+    ("a script that takes minutes", lambda page, c: _script(c) not in (None, *FAST_SCRIPTS)),
+    ("reads a folder another page writes", lambda page, c: any(a in ELSEWHERE.get(page, ()) for a in c)),
+)
+# (page, the first line containing this): shell run just before that line, and why
+FIXTURES = {
+    ("evaluation.md", "dataset_path"): (
+        "data/ is the folder datasets.md materializes",
+        "lurch materialize --config find_the_origin --limit 2 --out data/ --quiet"),
+    ("leaderboard.md", "lurch leaderboard build a/ b/"): (
+        "a/ and b/submission.json are written by hand, as the page's example shows",
+        """python - <<'EOF'
+import json, lurch_tasks
+for folder, model, subset in (("a", "lurch-solver", False), ("b", "lurch-random", True)):
+    doc = {"schema_version": 1, "model": {"name": model, "revision": "r1"},
+           "run": {"lm_eval_model": model, "model_args": "", "chat_template": False, "generation": {}},
+           "date": "2026-12-02", "lurch_tasks_version": lurch_tasks.__version__,
+           "tasks": ["implicit_hop_scope", "memory_drift_subgraph"], "seed": 0, "subset": subset,
+           "contact": "me@example.org"}
+    open(f"{folder}/submission.json", "w").write(json.dumps(doc))
+EOF"""),
+}
+
+
+def small(line: str) -> str:
+    """The line with SMALL_SIZES applied to its code (not to its comment)."""
+    comment = re.search(r"(?:^|\s)#", line)
+    code, rest = (line[:comment.start()], line[comment.start():]) if comment else (line, "")
+    for pattern, replacement, _ in SMALL_SIZES:
+        code = re.sub(pattern, replacement, code)
+    return code + rest
+
+
+def why_parsed(page: str, line: str, skipped_outputs: set[str]) -> str | None:
+    """Why a run-small line is parsed rather than run (None: it runs)."""
+    if "..." in line.split("#", 1)[0]:
+        return "a placeholder stands for the reader's own values"
+    for command in commands(line):
+        for why, test in PARSE_ONLY:
+            if test(page, command):  # type: ignore[operator]
+                return why
+        if any(a.rstrip("/") in skipped_outputs for a in command):
+            return "reads the output of a line that is parsed"
+    return None
+
+
+def plan(block: Block) -> tuple[str, list[tuple[str, str]]]:
+    """A run-small block as (the script to run, [(parsed line, why)])."""
+    page, script, parsed, outputs, used = block.page.name, [], [], set(), set()
+    for line in re.sub(r"\\\n\s*", " ", block.text).splitlines():
+        why = why_parsed(page, line, outputs)
+        if why:
+            parsed.append((line, why))
+            outputs |= {v.rstrip("/") for c in commands(line) for v in _option_values(c, "--output_path")}
+            continue
+        for (fixture_page, marker), (_, shell) in FIXTURES.items():
+            if fixture_page == page and marker in line and marker not in used:
+                used.add(marker)
+                script.append(shell)
+        script.append(small(line))
+    return "\n".join(script), parsed
+
+
+def test_run_small_plan():
+    text = ("lurch eval --model lurch-solver --tasks recon --limit 60 --output_path runs/solver\n"
+            "lurch eval --model hf --model_args pretrained=PATH --tasks recon --output_path runs/mine\n"
+            "lurch report runs/solver runs/mine --out report/\nlurch materialize ... --resume\n"
+            "lurch materialize --config x --out d/   # note\nlurch audit-shortcuts --config x\n")
+    script, parsed = plan(Block(ROOT / "docs" / "x.md", 1, "bash", "run-small", text))
+    assert script.splitlines() == ["lurch eval --model lurch-solver --tasks recon --limit 2 --output_path runs/solver",
+                                   "lurch materialize --limit 2 --config x --out d/   # note",
+                                   "lurch audit-shortcuts --n 8 --config x"]
+    assert [why for _, why in parsed] == ["a real model or server (a PATH, a Hub id, a URL)",
+                                          "reads the output of a line that is parsed",
+                                          "a placeholder stands for the reader's own values"]
+
+
+def test_every_fixture_is_used():
+    scripts = "\n".join(plan(block)[0] for block in SHELL_BLOCKS if block.mark == "run-small")
+    for _, shell in FIXTURES.values():
+        assert shell in scripts
+
+
 def _parse_cases() -> list[tuple[str, list[str]]]:
+    """Every command of a parse block, and every command of a run-small line that cannot run here."""
+    texts = [(block, block.text) for block in SHELL_BLOCKS if block.mark == "parse"]
+    texts += [(block, line) for block in SHELL_BLOCKS if block.mark == "run-small" for line, _ in plan(block)[1]]
     return [(f"{block.where()}: {' '.join(command)[:60]}", command)
-            for block in SHELL_BLOCKS if block.mark == "parse" for command in commands(block.text)]
+            for block, text in texts for command in commands(text)]
 
 
 PARSE_CASES = _parse_cases()
@@ -270,7 +395,7 @@ def test_checker_catches(command, bad):
 
 # ----------------------------------------------------------------------------------------------- runnable blocks
 
-RUN_PAGES = sorted({block.page for block in ALL_BLOCKS if block.mark == "run"})
+RUN_PAGES = sorted({block.page for block in ALL_BLOCKS if block.mark in ("run", "run-small")})
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
@@ -284,11 +409,12 @@ def _env(tmp_path: Path) -> dict[str, str]:
 @pytest.mark.parametrize("page", RUN_PAGES, ids=[str(p.relative_to(ROOT)) for p in RUN_PAGES])
 def test_runnable_blocks_run(page, tmp_path):
     env = _env(tmp_path)
+    (tmp_path / "scripts").symlink_to(ROOT / "scripts")  # the docs run scripts/... from the repo root
     for block in blocks(page):
-        if block.mark != "run":
+        if block.mark not in ("run", "run-small"):
             continue
         if block.lang in SHELL:
-            argv = ["bash", "-euo", "pipefail", "-c", block.text]
+            argv = ["bash", "-euo", "pipefail", "-c", plan(block)[0] if block.mark == "run-small" else block.text]
         elif block.lang == "python":
             argv = [sys.executable, "-c", block.text]
         else:
