@@ -275,6 +275,8 @@ PARSE_ONLY: tuple[tuple[str, object], ...] = (
     ("starts a Ray instance (tens of seconds)", lambda page, c: "ray" in _option_values(c, "--backend")),
     ("uploads (only --dry-run runs)", lambda page, c: "push" in c[1:3] and "--dry-run" not in c),
     ("a script that takes minutes", lambda page, c: _script(c) not in (None, *FAST_SCRIPTS)),
+    ("plain lm_eval indexes all of lm-eval's own tasks (~10 s); tests/test_harness.py runs this very command",
+     lambda page, c: c[0] in ("lm_eval", "lm-eval")),
     ("reads a folder another page writes", lambda page, c: any(a in ELSEWHERE.get(page, ()) for a in c)),
 )
 # (page, the first line containing this): shell run just before that line, and why
