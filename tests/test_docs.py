@@ -352,10 +352,18 @@ def test_run_small_plan():
                                           "a placeholder stands for the reader's own values"]
 
 
-def test_every_fixture_is_used():
-    scripts = "\n".join(plan(block)[0] for block in SHELL_BLOCKS if block.mark == "run-small")
+def test_every_rule_and_fixture_is_used():
+    """No dead entries: each size rule shrinks some line, each parse rule and fixture serves some block."""
+    small_blocks = [block for block in SHELL_BLOCKS if block.mark == "run-small"]
+    scripts = "\n".join(plan(block)[0] for block in small_blocks)
     for _, shell in FIXTURES.values():
         assert shell in scripts
+    lines = [line for block in small_blocks for line in re.sub(r"\\\n\s*", " ", block.text).splitlines()]
+    for pattern, _, why in SMALL_SIZES:
+        assert any(re.search(pattern, line.split("#", 1)[0]) for line in lines), why
+    reasons = {why for block in small_blocks for _, why in plan(block)[1]}
+    assert {why for why, _ in PARSE_ONLY} - {"make builds a venv or runs the suite", "uploads (only --dry-run runs)"} \
+        <= reasons, sorted({why for why, _ in PARSE_ONLY} - reasons)
 
 
 def _parse_cases() -> list[tuple[str, list[str]]]:
