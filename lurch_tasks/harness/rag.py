@@ -180,6 +180,13 @@ class Retriever:
         return units.join(top), sorted(top)
 
 
+def augment(doc: dict, source: ContextSource, chunk_words: int = 200) -> tuple[str, dict[str, float]]:
+    """The doc's prompt re-rendered with what ``source`` selects, and its ``account`` (no token count)."""
+    units = units_of(doc, chunk_words)
+    context, chosen = source.context_for(doc, units)
+    return render(doc, context), account(doc, units, chosen)
+
+
 def account(doc: dict, units: Units, chosen: list[int] | None) -> dict[str, float]:
     """``retrieved_units``, ``coverage`` and ``full_coverage`` of one doc (coverage only where it has gold units)."""
     out: dict[str, float] = {}
@@ -254,10 +261,9 @@ class RagLM(LM):
         if doc["prompt"] not in sent:
             raise ValueError(f"lurch-rag: the request for doc {doc['id']!r} does not hold the doc's prompt verbatim "
                              "(few-shot or a system prompt?); allowed: zero-shot lurch tasks")
-        units = units_of(doc, self.settings.chunk_words)
-        context, chosen = self.source.context_for(doc, units)
-        prompt = sent.replace(doc["prompt"], render(doc, context), 1)
-        ACCOUNTS[str(doc["id"])] = {"prompt_tokens": float(self.count_tokens(prompt)), **account(doc, units, chosen)}
+        augmented, accounted = augment(doc, self.source, self.settings.chunk_words)
+        prompt = sent.replace(doc["prompt"], augmented, 1)
+        ACCOUNTS[str(doc["id"])] = {"prompt_tokens": float(self.count_tokens(prompt)), **accounted}
         new = copy.copy(request)
         new.arguments = (prompt, *rest)
         return new
