@@ -68,7 +68,7 @@ _EMBEDDED: dict[tuple[str, ...], object] = {}  # the last contexts' chunk embedd
 def _embed_chunks(chunks: list[str]):
     key = tuple(chunks)
     if key not in _EMBEDDED:
-        if len(_EMBEDDED) >= 4:
+        if len(_EMBEDDED) >= 32:
             _EMBEDDED.pop(next(iter(_EMBEDDED)))
         _EMBEDDED[key] = _dense_model().encode(chunks, batch_size=64, normalize_embeddings=True,
                                                show_progress_bar=False)
