@@ -214,3 +214,13 @@ def test_dense_hybrid_rerank_and_multi_query_run_and_stay_exact():
         score, accounted = solved(row, 10, **settings)
         assert score == accounted["full_coverage"]
         assert augment(row, Retriever(RagSettings(inner="x", k=None, **settings)))[0] == row["prompt"]
+
+
+def test_the_inner_models_tokenizer_builds_the_prompts():
+    """`--apply_chat_template` budgets prompts in the evaluated model's tokenizer: for lurch-rag, the inner one."""
+    from lurch_tasks.harness.window import model_tokenizer, model_window
+
+    metadata = {"inner": "hf", "inner_args": "pretrained=/m,gguf_file=x.gguf,dtype=float32", "k": 5}
+    assert model_tokenizer(metadata) == "/m/x.gguf"
+    assert model_tokenizer({"inner_args": '"pretrained=/m'}) == "/m"  # a naive comma split of the quoted form
+    assert model_window(metadata) is None  # the retrieved prompt, not the generated one, meets the window
