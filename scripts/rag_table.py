@@ -14,7 +14,7 @@ import json
 import time
 from statistics import mean
 
-from lurch_tasks.analysis import retrieval
+from lurch_tasks.analysis.retrieval import clear_dense_cache
 from lurch_tasks.core.generation import iter_rows, resolve_task
 from lurch_tasks.core.registry import get_family
 from lurch_tasks.core.tokens import reference_counter
@@ -49,7 +49,7 @@ def measure(rows: list[dict], pipeline: str, ks: list[int | None]) -> list[dict]
     shared only by the questions of one context, as a RAG index per case would be), then cut at each k."""
     counter = reference_counter()
     settings = RagSettings(inner="lurch-solver", k=None, **PIPELINES[pipeline])
-    retrieval._EMBEDDED.clear()
+    clear_dense_cache()
     ranked, seconds = [], 0.0
     for row in rows:
         started = time.process_time()

@@ -75,6 +75,11 @@ def _embed_chunks(chunks: list[str]):
     return _EMBEDDED[key]
 
 
+def clear_dense_cache() -> None:
+    """Forget the cached chunk embeddings (a timing run measures them cold)."""
+    _EMBEDDED.clear()
+
+
 def dense_scores(chunks: list[str], queries: list[str]) -> list[list[float]]:
     """Cosine similarity (normalized all-MiniLM-L6-v2 embeddings) of every chunk to every query."""
     asked = _dense_model().encode(queries, batch_size=64, normalize_embeddings=True, show_progress_bar=False)
