@@ -20,14 +20,33 @@ RETRIEVERS = ("bm25", "dense")
 Ranker = Callable[[list[str], list[str], int], list[list[int]]]  # (chunks, queries, k) -> top-k per query
 
 
-def bm25_rank(chunks: list[str], queries: list[str], k: int) -> list[list[int]]:
+RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al. 2009), the value hybrid retrievers commonly use
+
+
+def stable_order(scores) -> list[int]:
+    """Indices by descending score; ties keep unit order (a stable sort), so every ranking is deterministic."""
+    import numpy as np
+
+    return [int(i) for i in np.argsort(-np.asarray(scores, dtype=float), kind="stable")]
+
+
+def bm25_scores(chunks: list[str], queries: list[str]) -> list[list[float]]:
+    """BM25 (``bm25s``, English stopwords) score of every chunk for every query."""
     import bm25s
 
     index = bm25s.BM25()
     index.index(bm25s.tokenize(chunks, stopwords="en", show_progress=False), show_progress=False)
-    found, _ = index.retrieve(bm25s.tokenize(queries, stopwords="en", show_progress=False), k=min(k, len(chunks)),
-                              show_progress=False)
-    return [[int(i) for i in row] for row in found]
+    vocab = index.vocab_dict
+    scores = []
+    for query in queries:
+        tokens = [t for t in bm25s.tokenize([query], stopwords="en", return_ids=False, show_progress=False)[0]
+                  if t in vocab]  # a word no chunk holds adds nothing to any score
+        scores.append([float(v) for v in index.get_scores(tokens)] if tokens else [0.0] * len(chunks))
+    return scores
+
+
+def bm25_rank(chunks: list[str], queries: list[str], k: int) -> list[list[int]]:
+    return [stable_order(row)[:k] for row in bm25_scores(chunks, queries)]
 
 
 @cache
@@ -43,16 +62,42 @@ def _dense_model():
     return load_model("cpu")
 
 
-def dense_rank(chunks: list[str], queries: list[str], k: int) -> list[list[int]]:
-    import numpy as np
+_EMBEDDED: dict[tuple[str, ...], object] = {}  # the last contexts' chunk embeddings: questions of a case share them
 
-    model = _dense_model()
-    corpus = model.encode(chunks, batch_size=64, normalize_embeddings=True, show_progress_bar=False)
-    asked = model.encode(queries, batch_size=64, normalize_embeddings=True, show_progress_bar=False)
-    similarity = asked @ corpus.T
-    # stable: ties (identical chunks) keep chunk order, so the ranking is deterministic
-    order = np.argsort(-similarity, axis=1, kind="stable")[:, :k]
-    return [[int(i) for i in row] for row in order]
+
+def _embed_chunks(chunks: list[str]):
+    key = tuple(chunks)
+    if key not in _EMBEDDED:
+        if len(_EMBEDDED) >= 32:
+            _EMBEDDED.pop(next(iter(_EMBEDDED)))
+        _EMBEDDED[key] = _dense_model().encode(chunks, batch_size=64, normalize_embeddings=True,
+                                               show_progress_bar=False)
+    return _EMBEDDED[key]
+
+
+def clear_dense_cache() -> None:
+    """Forget the cached chunk embeddings (a timing run measures them cold)."""
+    _EMBEDDED.clear()
+
+
+def dense_scores(chunks: list[str], queries: list[str]) -> list[list[float]]:
+    """Cosine similarity (normalized all-MiniLM-L6-v2 embeddings) of every chunk to every query."""
+    asked = _dense_model().encode(queries, batch_size=64, normalize_embeddings=True, show_progress_bar=False)
+    return (asked @ _embed_chunks(chunks).T).tolist()
+
+
+def dense_rank(chunks: list[str], queries: list[str], k: int) -> list[list[int]]:
+    return [stable_order(row)[:k] for row in dense_scores(chunks, queries)]
+
+
+def rrf_fuse(rankings: Sequence[Sequence[int]], size: int, constant: int = RRF_K) -> list[int]:
+    """Reciprocal-rank fusion of full rankings of ``size`` units: score(u) = sum 1 / (constant + rank of u), rank
+    from 1; a unit a ranking leaves out adds nothing. Ties keep unit order."""
+    fused = [0.0] * size
+    for ranking in rankings:
+        for rank, unit in enumerate(ranking, 1):
+            fused[unit] += 1.0 / (constant + rank)
+    return stable_order(fused)
 
 
 RANKERS: dict[str, Ranker] = {"bm25": bm25_rank, "dense": dense_rank}

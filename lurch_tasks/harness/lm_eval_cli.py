@@ -225,7 +225,7 @@ def check_model_name(name: str) -> None:
     hint = did_you_mean(name, known) if closest(name, known) else ""
     raise ConfigError(f"--model: {name!r} is not a model lm-eval registers{hint}; allowed: one of its "
                       f"{len(known)}, such as hf, vllm, local-completions, local-chat-completions, lurch-solver, "
-                      "lurch-random, lurch-simulated")
+                      "lurch-random, lurch-simulated, lurch-rag")
 
 
 def lm_eval_argv(args: Sequence[str]) -> list[str]:

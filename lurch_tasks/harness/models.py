@@ -164,3 +164,6 @@ def _number(name: str, value: object) -> float:
     if isinstance(value, bool) or number != number or abs(number) == float("inf"):
         raise ValueError(f"model_args: {name}={value!r} is not allowed; allowed: a finite number")
     return number
+
+
+from . import rag  # noqa: E402, F401  (registers lurch-rag beside the baselines)

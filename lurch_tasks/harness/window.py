@@ -30,8 +30,20 @@ class ModelWindow:
     source: str  # where it was read, for the warning line
 
 
+def inner_model_args(metadata: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A `lurch-rag` run's inner model arguments (``inner_args="pretrained=...,gguf_file=..."``) merged under the
+    metadata, so the prompts are built for the model that reads them; other runs' metadata as it is."""
+    inner = metadata.get("inner_args")
+    if not isinstance(inner, str) or not inner.strip() or metadata.get("pretrained"):
+        return metadata
+    pairs = (item.split("=", 1) for item in inner.strip().strip("\"'").split(",") if "=" in item)
+    return {**{key.strip(): value.strip() for key, value in pairs}, **metadata}
+
+
 def model_tokenizer(metadata: Mapping[str, Any]) -> str | None:
-    """The tokenizer spec of the model being evaluated: ``tokenizer``, else ``pretrained`` (+ ``gguf_file``)."""
+    """The tokenizer spec of the model being evaluated: ``tokenizer``, else ``pretrained`` (+ ``gguf_file``; a
+    `lurch-rag` run's inner model's)."""
+    metadata = inner_model_args(metadata)
     tokenizer = metadata.get("tokenizer")
     if isinstance(tokenizer, str) and tokenizer:
         return tokenizer

@@ -1,0 +1,290 @@
+"""`lurch-rag`: a retrieval-augmented wrapper around any lm-eval model (issue 31, stage 1).
+
+For each request it reads the doc lm-eval attaches (our whole Instance record), cuts the context into the family's
+units (``rag_units``), ranks them against the question (with its options: RECON's paper retrieves with both), keeps
+the top k, and sends the inner model the family's own prompt re-rendered with those units in context order. Per doc it
+records what the inner model read: ``prompt_tokens`` (the inner model's tokenizer when it has one, else the reference
+tokenizer), ``retrieved_units``, ``coverage`` (share of the gold evidence units retrieved) and ``full_coverage``
+(all of them); ``process_results`` adds them to the doc's metrics, so they are in lm-eval's table and the samples.
+
+    lurch eval --model lurch-rag --model_args inner=lurch-solver,retriever=hybrid,k=20 --tasks recon_all
+
+Retrievers share ``analysis.retrieval`` with `lurch diagnose` (same rankers, same query, same units for line
+families, so the same coverage). ``hybrid`` fuses BM25 and dense rankings by reciprocal-rank fusion (constant 60);
+``rerank=dense`` re-orders the first stage's top ``rerank_depth`` with the dense model: a bi-encoder re-rank (no
+cross-encoder ships offline); ``multi_query=template`` ranks with deterministic query variants (the question, the
+question with each option, the entities alone) and fuses them by RRF. Ties always fall to unit order.
+
+``ContextSource`` is the seam for memory systems (ingest a context's units once, recall per question): the
+retriever is one implementation; a ``MemorySystem`` can be adapted to the same protocol later.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Protocol
+
+from lm_eval.api.model import LM
+from lm_eval.api.registry import register_model
+from tqdm.auto import tqdm
+
+from ..analysis.retrieval import bm25_scores, dense_scores, query_of, rrf_fuse, stable_order
+from .rag_units import ACCOUNTS, Units, render, units_of
+
+RETRIEVERS = ("bm25", "dense", "hybrid")
+RERANKERS = ("none", "dense")
+MULTI_QUERY = ("none", "template")
+ARGUMENTS = ("inner", "inner_args", "retriever", "k", "rerank", "rerank_depth", "multi_query", "chunk_words")
+
+
+@dataclass(frozen=True)
+class RagSettings:
+    inner: str
+    inner_args: str = ""
+    retriever: str = "bm25"
+    k: int | None = 20  # None: every unit (the exactness check's k = all)
+    rerank: str = "none"
+    rerank_depth: int = 50
+    multi_query: str = "none"
+    chunk_words: int = 200  # the word-window chunker's window, for families with no natural unit
+
+
+def _choice(field: str, value: object, allowed: Sequence[str]) -> str:
+    if str(value) not in allowed:
+        raise ValueError(f"model_args: {field}={value!r} is not allowed; allowed: {', '.join(allowed)}")
+    return str(value)
+
+
+def _positive(field: str, value: object, all_ok: bool = False) -> int | None:
+    text = str(value).strip()
+    if all_ok and text == "all":
+        return None
+    if isinstance(value, bool) or not text.isdigit() or int(text) < 1:
+        extra = " or all" if all_ok else ""
+        raise ValueError(f"model_args: {field}={value!r} is not allowed; allowed: a positive integer{extra}")
+    return int(text)
+
+
+def parse_settings(args: dict) -> RagSettings:
+    """``--model_args`` of lurch-rag, validated: every error is one line naming the field, the value and what is
+    allowed."""
+    unknown = sorted(set(args) - set(ARGUMENTS))
+    if unknown:
+        raise ValueError(f"model_args: {unknown[0]!r} is not an argument of lurch-rag; allowed: {', '.join(ARGUMENTS)}")
+    inner = str(args.get("inner") or "")
+    if not inner or inner == "lurch-rag":
+        raise ValueError(f"model_args: inner={inner!r} is not allowed; allowed: a registered lm-eval model other than "
+                         "lurch-rag, e.g. inner=lurch-solver or inner=hf")
+    inner_args = args.get("inner_args", "")
+    if isinstance(inner_args, dict):
+        inner_args = ",".join(f"{key}={value}" for key, value in inner_args.items())
+    return RagSettings(
+        inner=inner,
+        inner_args=str(inner_args or "").strip().strip("\"'"),
+        retriever=_choice("retriever", args.get("retriever", "bm25"), RETRIEVERS),
+        k=_positive("k", args.get("k", 20), all_ok=True),
+        rerank=_choice("rerank", args.get("rerank", "none"), RERANKERS),
+        rerank_depth=_positive("rerank_depth", args.get("rerank_depth", 50)) or 50,
+        multi_query=_choice("multi_query", args.get("multi_query", "none"), MULTI_QUERY),
+        chunk_words=_positive("chunk_words", args.get("chunk_words", 200)) or 200,
+    )
+
+
+# --- queries ---------------------------------------------------------------------------------------------------
+
+_QUOTED = re.compile(r'"([^"\n]+)"')
+_NAME = re.compile(r"\b[A-Z][\w'-]*(?: [A-Z][\w'-]*)*")
+_NOT_NAMES = {"Question", "Questions", "What", "Which", "Who", "Where", "When", "How", "The", "A", "An", "In", "On",
+              "Of", "If", "Day", "Options", "Items", "Consider", "List", "Give", "Choose", "Answer", "Reason", "Put",
+              "Name", "Write", "Think", "Work", "Finally", "First", "Second", "Third", "Then", "Two"}
+
+
+def question_stem(question: str) -> str:
+    """The question without its option list and answer line."""
+    stem = query_of(question)
+    for header in ("\nOptions:", "\nItems:"):
+        stem = stem.split(header)[0]
+    return stem
+
+
+def entity_query(question: str) -> str:
+    """The quoted words and capitalized names of the question, in order, once each."""
+    stem = question_stem(question)
+    found = _QUOTED.findall(stem) + [m for m in _NAME.findall(stem) if m not in _NOT_NAMES]
+    return " ".join(dict.fromkeys(found))
+
+
+def queries_for(doc: dict, settings: RagSettings) -> list[str]:
+    """The base query is `lurch diagnose`'s (question and options, no answer line); multi_query=template adds the
+    question with each option and the entities alone."""
+    base = query_of(doc["question"])
+    if settings.multi_query == "none":
+        return [base]
+    stem = question_stem(doc["question"])
+    variants = [base, *(f"{stem}\n{option}" for option in doc.get("options") or []), entity_query(doc["question"])]
+    return [q for q in dict.fromkeys(variants) if q.strip()]
+
+
+# --- ranking ---------------------------------------------------------------------------------------------------
+
+
+def first_stage(texts: list[str], queries: list[str], retriever: str) -> list[list[int]]:
+    """A full ranking of the units per query."""
+    if retriever == "bm25":
+        return [stable_order(row) for row in bm25_scores(texts, queries)]
+    if retriever == "dense":
+        return [stable_order(row) for row in dense_scores(texts, queries)]
+    lexical, semantic = first_stage(texts, queries, "bm25"), first_stage(texts, queries, "dense")
+    return [rrf_fuse(pair, len(texts)) for pair in zip(lexical, semantic, strict=True)]
+
+
+def rank_units(texts: list[str], queries: list[str], settings: RagSettings) -> list[int]:
+    """Every unit, best first: the first stage per query, fused over queries, then the optional re-rank."""
+    rankings = first_stage(texts, queries, settings.retriever)
+    ranking = rankings[0] if len(rankings) == 1 else rrf_fuse(rankings, len(texts))
+    if settings.rerank == "dense":
+        depth = settings.rerank_depth
+        scores = dense_scores(texts, [queries[0]])[0]
+        head = sorted(ranking[:depth], key=lambda unit: (-scores[unit], unit))
+        ranking = head + ranking[depth:]
+    return ranking
+
+
+# --- the context source seam (retriever now; memory systems later) -------------------------------------------------
+
+
+class ContextSource(Protocol):
+    """What the wrapper needs to build one prompt: the context text the inner model reads for ``doc``, and the
+    units it drew on (None when the source is not unit-based, e.g. a memory's summary)."""
+
+    def context_for(self, doc: dict, units: Units) -> tuple[str, list[int] | None]: ...
+
+
+class MemorySystem(Protocol):
+    """Issue 31 item 2 (not implemented here): ingest a context's units once, then recall per question."""
+
+    def ingest(self, units: Sequence[str]) -> None: ...
+
+    def recall(self, question: str) -> str: ...
+
+
+@dataclass(frozen=True)
+class Retriever:
+    settings: RagSettings
+
+    def context_for(self, doc: dict, units: Units) -> tuple[str, list[int]]:
+        ranking = rank_units(list(units.texts), queries_for(doc, self.settings), self.settings)
+        top = ranking if self.settings.k is None else ranking[:self.settings.k]
+        return units.join(top), sorted(top)
+
+
+def augment(doc: dict, source: ContextSource, chunk_words: int = 200) -> tuple[str, dict[str, float]]:
+    """The doc's prompt re-rendered with what ``source`` selects, and its ``account`` (no token count)."""
+    units = units_of(doc, chunk_words)
+    context, chosen = source.context_for(doc, units)
+    return render(doc, context), account(doc, units, chosen)
+
+
+def account(doc: dict, units: Units, chosen: list[int] | None) -> dict[str, float]:
+    """``retrieved_units``, ``coverage`` and ``full_coverage`` of one doc (coverage only where it has gold units)."""
+    out: dict[str, float] = {}
+    if chosen is None:
+        return out
+    out["retrieved_units"] = float(len(chosen))
+    gold = units.gold(doc.get("evidence") or [])
+    if gold:
+        held = len(set(gold) & set(chosen))
+        out["coverage"] = held / len(gold)
+        out["full_coverage"] = float(held == len(gold))
+    return out
+
+
+@register_model("lurch-rag")
+class RagLM(LM):
+    """Retrieval-augmented wrapper: see the module docstring."""
+
+    def __init__(self, inner: str = "", inner_args: str = "", retriever: str = "bm25", k: int | str = 20,
+                 rerank: str = "none", rerank_depth: int | str = 50, multi_query: str = "none",
+                 chunk_words: int | str = 200, additional_config: dict | None = None) -> None:
+        super().__init__()
+        from lm_eval.api.registry import get_model
+
+        self.settings = parse_settings({"inner": inner, "inner_args": inner_args, "retriever": retriever, "k": k,
+                                        "rerank": rerank, "rerank_depth": rerank_depth, "multi_query": multi_query,
+                                        "chunk_words": chunk_words})
+        try:
+            inner_class = get_model(self.settings.inner)
+        except Exception:
+            raise ValueError(f"model_args: inner={self.settings.inner!r} is not a model lm-eval registers; allowed: "
+                             "hf, vllm, local-completions, lurch-solver, lurch-random, ...") from None
+        self.inner = inner_class.create_from_arg_string(self.settings.inner_args, additional_config or {})
+        self.source: ContextSource = Retriever(self.settings)
+
+    @classmethod
+    def create_from_arg_string(cls, arg_string: str, additional_config: dict | None = None):
+        from lm_eval.utils import simple_parse_args_string
+
+        return cls.create_from_arg_obj(simple_parse_args_string(arg_string) if arg_string else {}, additional_config)
+
+    @classmethod
+    def create_from_arg_obj(cls, arg_dict: dict, additional_config: dict | None = None):
+        from .models import _refuse_seed
+
+        _refuse_seed(arg_dict)
+        parse_settings(arg_dict)  # fail on a typo before the inner model loads
+        extra = {key: value for key, value in (additional_config or {}).items() if value is not None}
+        return cls(**arg_dict, additional_config=extra)
+
+    def record(self) -> dict:
+        """The settings every doc of this run was retrieved with."""
+        return asdict(self.settings)
+
+    def count_tokens(self, text: str) -> int:
+        encode = getattr(self.inner, "tok_encode", None)
+        if callable(encode):
+            try:
+                return len(encode(text))
+            except Exception:  # an inner model whose tokenizer wants other arguments: fall back
+                pass
+        from ..core.tokens import reference_counter
+
+        return reference_counter().count(text)
+
+    def rewrite(self, request):
+        """The request with the doc's prompt replaced by the retrieval-augmented one (inside any chat template)."""
+        import copy
+
+        doc = request.doc
+        sent, *rest = request.args
+        if doc["prompt"] not in sent:
+            raise ValueError(f"lurch-rag: the request for doc {doc['id']!r} does not hold the doc's prompt verbatim "
+                             "(few-shot or a system prompt?); allowed: zero-shot lurch tasks")
+        augmented, accounted = augment(doc, self.source, self.settings.chunk_words)
+        prompt = sent.replace(doc["prompt"], augmented, 1)
+        ACCOUNTS[str(doc["id"])] = {"prompt_tokens": float(self.count_tokens(prompt)), **accounted}
+        new = copy.copy(request)
+        new.arguments = (prompt, *rest)
+        return new
+
+    def generate_until(self, requests, disable_tqdm: bool = False) -> list[str]:
+        rewritten = [self.rewrite(r) for r in tqdm(requests, disable=disable_tqdm, desc="lurch-rag retrieval")]
+        return self.inner.generate_until(rewritten, disable_tqdm=disable_tqdm) if rewritten else []
+
+    def loglikelihood(self, requests, disable_tqdm: bool = False):
+        raise NotImplementedError("lurch-rag only answers generate_until tasks")
+
+    def loglikelihood_rolling(self, requests, disable_tqdm: bool = False):
+        raise NotImplementedError("lurch-rag only answers generate_until tasks")
+
+    # chat templates are the inner model's: lm-eval asks the wrapper, which asks the inner model
+    def apply_chat_template(self, chat_history, add_generation_prompt: bool = True) -> str:
+        return self.inner.apply_chat_template(chat_history, add_generation_prompt)
+
+    @property
+    def tokenizer_name(self) -> str:
+        return self.inner.tokenizer_name
+
+    def chat_template(self, chat_template: bool | str = False) -> str | None:
+        return self.inner.chat_template(chat_template)
