@@ -213,14 +213,18 @@ class Mem0Memory:
         self.stats.memories = len(self._origin)
         self.stats.seconds += time.perf_counter() - start
 
-    def recall(self, question: str, k: int) -> list[str]:
+    def recall_with_origins(self, question: str, k: int) -> list[tuple[int, str]]:
+        """``recall``'s hits, each with the position of the unit whose ``add`` stored it (its provenance: how a
+        caller measures coverage of gold units when the memories are rewritten text), in that order."""
         if k <= 0 or not self._origin:
             return []
         found = self._memory.search(question, filters={"user_id": _USER}, top_k=k, threshold=self.config.threshold)
         hits = found.get("results", []) if isinstance(found, dict) else found
-        ranked = [(self._origin.get(hit.get("id"), len(self._origin)), rank, hit["memory"])
-                  for rank, hit in enumerate(hits)]
-        return [text for _, _, text in sorted(ranked)]
+        ranked = sorted((self._origin.get(hit.get("id"), -1), rank, hit["memory"]) for rank, hit in enumerate(hits))
+        return [(origin, text) for origin, _, text in ranked]
+
+    def recall(self, question: str, k: int) -> list[str]:
+        return [text for _, text in self.recall_with_origins(question, k)]
 
     def describe(self) -> dict[str, Any]:
         stats = asdict(self.stats)
