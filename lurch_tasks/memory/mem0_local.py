@@ -80,7 +80,7 @@ SHORT_EXTRACTION_PROMPT = """You extract memories from new messages. A memory is
 stated in the new messages: who, what, where, when. Keep names, places, items, days and times exactly as written. \
 If a message withdraws or corrects an earlier fact, write that as a memory too. Do not repeat existing memories.
 Answer with JSON only, in this form:
-{"memory": [{"id": "0", "text": "Anna Berg was at Harbor Bank on Day 2 from 10:00 to 11:00."}]}
+{"memory": [{"id": "0", "text": "<a fact copied from the new messages>"}]}
 If there is nothing to remember, answer {"memory": []}."""
 
 
