@@ -224,3 +224,43 @@ def test_the_inner_models_tokenizer_builds_the_prompts():
     assert model_tokenizer(metadata) == "/m/x.gguf"
     assert model_tokenizer({"inner_args": '"pretrained=/m'}) == "/m"  # a naive comma split of the quoted form
     assert model_window(metadata) is None  # the retrieved prompt, not the generated one, meets the window
+
+
+def test_memory_facts_ingests_each_case_once_and_accounts_what_it_recalls():
+    """``memory=facts``: the built-in fact store stands where the retriever stood. A RECON case's 16 questions share
+    one ingestion; the units sent are exactly what the store recalls for the question (checked against a store built
+    here), withdrawn steps are not among them, and coverage is measured on those units."""
+    from lurch_tasks.harness.rag import MemorySource, memory_factory, units_holding
+    from lurch_tasks.memory import FactStore
+
+    settings = parse_settings({"inner": "lurch-solver", "memory": "facts", "k": 20})
+    source = MemorySource(settings, memory_factory(settings.memory))
+    rows = rows_of("recon")
+    assert len({row["context"] for row in rows}) == 1  # one case
+    for row in rows:
+        prompt, accounted = augment(row, source)
+        units = units_of(row, settings.chunk_words)
+        store = FactStore()
+        store.ingest(units.texts)
+        expected = units_holding(units, store.recall(" ".join(queries_for(row, settings)), 20))
+        assert accounted["retrieved_units"] == len(expected) <= 20
+        assert units.join(expected) in prompt and row["question"] in prompt
+        gold = units.gold(row["evidence"])
+        if gold:
+            assert accounted["coverage"] == len(set(gold) & set(expected)) / len(gold)
+        assert all(store.in_force(i) for i in expected)  # a unit is one fact: withdrawn steps are never sent
+    assert any(not store.in_force(i) for i in range(len(units.texts)))  # the case does withdraw some steps
+    assert len(source.cache) == 1  # ingested once for the whole case
+
+
+def test_memory_argument_is_validated_on_one_line():
+    with pytest.raises(ValueError) as error:
+        parse_settings({"inner": "lurch-solver", "memory": "mem1"})
+    assert "memory='mem1' is not allowed; allowed: none, facts" in str(error.value)
+
+
+def test_units_holding_maps_recalled_texts_back_to_units_in_order():
+    from lurch_tasks.harness.rag import units_holding
+
+    units = units_of({"family": "find_the_origin", "context": "a\nb\na\nc", "evidence": []}, 200)
+    assert units_holding(units, ["a", "c", "a", "zz"]) == [0, 2, 3]

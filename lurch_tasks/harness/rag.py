@@ -15,14 +15,16 @@ families, so the same coverage). ``hybrid`` fuses BM25 and dense rankings by rec
 cross-encoder ships offline); ``multi_query=template`` ranks with deterministic query variants (the question, the
 question with each option, the entities alone) and fuses them by RRF. Ties always fall to unit order.
 
-``ContextSource`` is the seam for memory systems (ingest a context's units once, recall per question): the
-retriever is one implementation; a ``MemorySystem`` can be adapted to the same protocol later.
+``ContextSource`` is the seam: the retriever is one implementation, ``MemorySource`` the other (``memory=facts``:
+``lurch_tasks.memory``'s built-in fact store ingests each context once, a RECON case's questions share it, and each
+question recalls at most k units; coverage is measured on the units it returns).
 """
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Protocol
 
@@ -31,12 +33,15 @@ from lm_eval.api.registry import register_model
 from tqdm.auto import tqdm
 
 from ..analysis.retrieval import bm25_scores, dense_scores, query_of, rrf_fuse, stable_order
+from ..memory import IngestCache, MemorySystem, make_memory
 from .rag_units import ACCOUNTS, Units, render, units_of
 
 RETRIEVERS = ("bm25", "dense", "hybrid")
 RERANKERS = ("none", "dense")
 MULTI_QUERY = ("none", "template")
-ARGUMENTS = ("inner", "inner_args", "retriever", "k", "rerank", "rerank_depth", "multi_query", "chunk_words")
+MEMORIES = ("none", "facts")  # facts: lurch_tasks.memory.FactStore (built in, no model)
+ARGUMENTS = ("inner", "inner_args", "retriever", "k", "rerank", "rerank_depth", "multi_query", "chunk_words",
+             "memory")
 
 
 @dataclass(frozen=True)
@@ -49,6 +54,7 @@ class RagSettings:
     rerank_depth: int = 50
     multi_query: str = "none"
     chunk_words: int = 200  # the word-window chunker's window, for families with no natural unit
+    memory: str = "none"  # a memory system instead of the retriever: ingest each context once, recall per question
 
 
 def _choice(field: str, value: object, allowed: Sequence[str]) -> str:
@@ -89,6 +95,7 @@ def parse_settings(args: dict) -> RagSettings:
         rerank_depth=_positive("rerank_depth", args.get("rerank_depth", 50)) or 50,
         multi_query=_choice("multi_query", args.get("multi_query", "none"), MULTI_QUERY),
         chunk_words=_positive("chunk_words", args.get("chunk_words", 200)) or 200,
+        memory=_choice("memory", args.get("memory", "none"), MEMORIES),
     )
 
 
@@ -152,7 +159,7 @@ def rank_units(texts: list[str], queries: list[str], settings: RagSettings) -> l
     return ranking
 
 
-# --- the context source seam (retriever now; memory systems later) -------------------------------------------------
+# --- the context source seam (a retriever or a memory system) -------------------------------------------------
 
 
 class ContextSource(Protocol):
@@ -160,14 +167,6 @@ class ContextSource(Protocol):
     units it drew on (None when the source is not unit-based, e.g. a memory's summary)."""
 
     def context_for(self, doc: dict, units: Units) -> tuple[str, list[int] | None]: ...
-
-
-class MemorySystem(Protocol):
-    """Issue 31 item 2 (not implemented here): ingest a context's units once, then recall per question."""
-
-    def ingest(self, units: Sequence[str]) -> None: ...
-
-    def recall(self, question: str) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -178,6 +177,38 @@ class Retriever:
         ranking = rank_units(list(units.texts), queries_for(doc, self.settings), self.settings)
         top = ranking if self.settings.k is None else ranking[:self.settings.k]
         return units.join(top), sorted(top)
+
+
+class MemorySource:
+    """A memory system as the context source: each context is ingested once (``IngestCache``: a RECON case's questions
+    share one memory), then the question recalls at most k stored units, mapped back to context units (a memory that
+    keeps units verbatim, like ``FactStore``, maps exactly) so coverage is measured as for a retriever."""
+
+    def __init__(self, settings: RagSettings, factory: Callable[[], MemorySystem]) -> None:
+        self.settings = settings
+        self.cache = IngestCache(factory)
+
+    def context_for(self, doc: dict, units: Units) -> tuple[str, list[int]]:
+        memory = self.cache.memory_for(units.texts)
+        k = len(units.texts) if self.settings.k is None else self.settings.k
+        recalled = memory.recall(" ".join(queries_for(doc, self.settings)), k)
+        chosen = units_holding(units, recalled)
+        return units.join(chosen), chosen
+
+
+def units_holding(units: Units, texts: Sequence[str]) -> list[int]:
+    """The indices of the units whose text is one of ``texts`` (a repeated text takes its next unused copy)."""
+    free: dict[str, list[int]] = {}
+    for index, text in enumerate(units.texts):
+        free.setdefault(text, []).append(index)
+    chosen = [free[text].pop(0) for text in texts if free.get(text)]
+    return sorted(chosen)
+
+
+def memory_factory(name: str) -> Callable[[], MemorySystem]:
+    """A fresh memory per context (``lurch_tasks.memory.make_memory``); Mem0 needs a local server and settings, so
+    only the built-in ``facts`` is offered here yet."""
+    return functools.partial(make_memory, name)
 
 
 def augment(doc: dict, source: ContextSource, chunk_words: int = 200) -> tuple[str, dict[str, float]]:
@@ -207,20 +238,21 @@ class RagLM(LM):
 
     def __init__(self, inner: str = "", inner_args: str = "", retriever: str = "bm25", k: int | str = 20,
                  rerank: str = "none", rerank_depth: int | str = 50, multi_query: str = "none",
-                 chunk_words: int | str = 200, additional_config: dict | None = None) -> None:
+                 chunk_words: int | str = 200, memory: str = "none", additional_config: dict | None = None) -> None:
         super().__init__()
         from lm_eval.api.registry import get_model
 
         self.settings = parse_settings({"inner": inner, "inner_args": inner_args, "retriever": retriever, "k": k,
                                         "rerank": rerank, "rerank_depth": rerank_depth, "multi_query": multi_query,
-                                        "chunk_words": chunk_words})
+                                        "chunk_words": chunk_words, "memory": memory})
         try:
             inner_class = get_model(self.settings.inner)
         except Exception:
             raise ValueError(f"model_args: inner={self.settings.inner!r} is not a model lm-eval registers; allowed: "
                              "hf, vllm, local-completions, lurch-solver, lurch-random, ...") from None
         self.inner = inner_class.create_from_arg_string(self.settings.inner_args, additional_config or {})
-        self.source: ContextSource = Retriever(self.settings)
+        self.source: ContextSource = (Retriever(self.settings) if self.settings.memory == "none" else
+                                      MemorySource(self.settings, memory_factory(self.settings.memory)))
 
     @classmethod
     def create_from_arg_string(cls, arg_string: str, additional_config: dict | None = None):
