@@ -131,22 +131,11 @@ def _flag(argv: list[str], name: str) -> bool:
 
 
 def _gen_kwarg(argv: list[str], key: str) -> str | None:
-    """One ``key=value`` of ``--gen_kwargs`` (comma-separated, or JSON)."""
-    found = _option(argv, "--gen_kwargs")
-    if not found:
-        return None
-    text = found[1].strip()
-    if text.startswith("{"):
-        try:
-            value = json.loads(text).get(key)
-        except (json.JSONDecodeError, AttributeError):
-            return None
-        return None if value is None else str(value)
-    for part in text.split(","):
-        name, _, value = part.partition("=")
-        if name.strip() == key:
-            return value.strip()
-    return None
+    """One ``key=value`` of ``--gen_kwargs`` (comma-separated, or JSON), read by the same parser that checks it."""
+    try:
+        return _key_values(_values(argv, "--gen_kwargs"), "--gen_kwargs", "").get(key)
+    except ConfigError:
+        return None  # check_run_options reports a malformed --gen_kwargs
 
 
 def _add_reasoning_budget(argv: list[str]) -> None:
