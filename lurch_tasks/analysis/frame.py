@@ -67,6 +67,8 @@ def score_sample(sample: Sample, judge: JudgeConfig | None = None) -> dict:
     if family.failure_modes is not None:
         chosen, offered = family.failure_modes(doc, sample.output)
         row["failure_modes"], row["offered_failure_modes"] = ";".join(chosen), ";".join(offered)
+    for key, value in sample.account:  # a lurch-rag doc's account, apart from the doc's own fields
+        row[f"sys_{key}"] = value
     if judge is not None and doc["answer_format"] == "free_form":
         gold = json.loads(doc["answer"])
         row["judge"] = ask_judge(judge, doc["question"], doc.get("answer_text", ""), gold.get("key_facts", []),
@@ -111,6 +113,7 @@ def load_runs(runs: list[Run], *, allow_version_mismatch: bool = False, judge: J
                                f"(--allow-version-mismatch); first: {mismatched[0]}"))
     chance = {run.model for run in runs if run.chance}
     frame = _frame(rows.values(), chance)
+    frame = with_systems(frame, runs)
     from .headline import covered_headline
 
     coverage = model_coverage(frame, runs)
@@ -150,6 +153,18 @@ def _scored(sample: Sample, judge: JudgeConfig | None) -> dict:
         raise ValueError(f"{sample.source}: doc {printable(sample.doc.get('id'))[:80]} cannot be scored "
                          f"({type(error).__name__}: {printable(error)[:120]}); allowed: the Instance record "
                          "lurch-tasks logs") from None
+
+
+def with_systems(frame: pd.DataFrame, runs: list[Run]) -> pd.DataFrame:
+    """The frame with ``system_family`` and ``answering_model`` per row when a run is a lurch-rag system
+    (``runs.Run.system_family``); unchanged otherwise, so a report without one is the same as before."""
+    from .systems import LONG_CONTEXT
+
+    systems = {run.model: (run.system_family, run.answering or run.model) for run in runs}
+    if all(family == LONG_CONTEXT for family, _ in systems.values()):
+        return frame
+    known = frame["model"].map(lambda model: systems.get(model, (LONG_CONTEXT, model)))
+    return frame.assign(system_family=[family for family, _ in known], answering_model=[who for _, who in known])
 
 
 def _frame(rows: Iterable[dict], chance: set[str] = frozenset()) -> pd.DataFrame:

@@ -317,3 +317,89 @@ def bars(table: pd.DataFrame, category: str, value: str, title: str, colors: dic
     axis.set_title(title, fontsize=10)
     _outside_legend(figure, handles)
     return _png(figure)
+
+
+OUTCOME_COLORS = {"hit_right": "#2b8a3e", "hit_wrong": "#e8590c", "miss": "#adb5bd"}
+SYSTEM_COLORS = {"long-context": "C0", "RAG": "C1", "memory": "C2", "Oracle": "C3", "closed book": "C7"}
+SYSTEM_MARKERS = {"long-context": "o", "RAG": "s", "memory": "^", "Oracle": "*", "closed book": "x"}
+
+
+@plain_text
+def decomposition_bars(table: pd.DataFrame, title: str) -> bytes:
+    """One system family (paper 001, fig. 3): per system a panel, per family/category a horizontal bar stacked as
+    hit & right / hit & wrong / miss (shares of its questions)."""
+    from matplotlib.patches import Patch
+
+    plt = _pyplot()
+    systems = sorted(table["system"].unique())
+    columns = min(3, len(systems))
+    rows_n = math.ceil(len(systems) / columns)
+    labels = sorted({f"{f} / {c}" for f, c in zip(table["family"], table["category"], strict=True)})
+    figure, axes = plt.subplots(rows_n, columns, figsize=(4.6 * columns + 1.6, 0.9 + (0.3 * len(labels) + 0.7)
+                                                          * rows_n), squeeze=False, sharey=True, layout="constrained")
+    for axis, system in zip(axes.flat, systems, strict=False):
+        rows = table[table["system"] == system]
+        shares = {f"{r.family} / {r.category}": r for r in rows.itertuples()}
+        left = np.zeros(len(labels))
+        for outcome in ("hit_right", "hit_wrong", "miss"):
+            widths = np.array([getattr(shares[label], f"{outcome}_share") if label in shares else 0.0
+                               for label in labels])
+            axis.barh(range(len(labels)), widths, left=left, color=OUTCOME_COLORS[outcome], height=0.7)
+            left += widths
+        axis.set_yticks(range(len(labels)), labels, fontsize=8)
+        axis.set_ylim(len(labels) - 0.5, -0.5)  # first label on top (set, not inverted: the panels share y)
+        axis.set_xlim(0, 1)
+        axis.set_xlabel("share of questions", fontsize=8)
+        axis.set_title(short_label(str(system)), fontsize=9)
+    for axis in list(axes.flat)[len(systems):]:
+        axis.set_visible(False)
+    handles = [Patch(color=OUTCOME_COLORS[o], label=label) for o, label in
+               (("hit_right", "hit & right"), ("hit_wrong", "hit & wrong"), ("miss", "miss"))]
+    _outside_legend(figure, handles)
+    figure.suptitle(f"{title}: retrieval hit & answer right / hit & wrong / miss", fontsize=10)
+    return _png(figure)
+
+
+def _token_axis(axis) -> None:
+    """A log token axis labelled as people write counts ("200", "1k", "16k"), not as mathtext powers (the figures
+    draw text literally: ``plain_text``)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    axis.set_xscale("log")
+    axis.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{number(v / 1000)}k" if v >= 1000 else number(v)))
+    axis.xaxis.set_minor_formatter(NullFormatter())
+
+
+@plain_text
+def score_tokens(table: pd.DataFrame) -> bytes:
+    """Score against mean tokens per question (log x), one point per system, one panel per family; colour and
+    marker: the system family."""
+    from matplotlib.lines import Line2D
+
+    plt = _pyplot()
+    rows = table[table["tokens_per_question"].notna()]
+    families = sorted(rows["family"].unique())
+    columns = min(3, len(families))
+    rows_n = math.ceil(len(families) / columns)
+    figure, axes = plt.subplots(rows_n, columns, figsize=(5.0 * columns + 1.8, 3.8 * rows_n), squeeze=False,
+                                layout="constrained")
+    for axis, family in zip(axes.flat, families, strict=False):
+        for i, row in enumerate(rows[rows["family"] == family].itertuples()):
+            kind = str(row.system_family)
+            axis.scatter(row.tokens_per_question, row.score, color=SYSTEM_COLORS.get(kind, "black"),
+                         marker=SYSTEM_MARKERS.get(kind, "o"), s=60, zorder=3)
+            axis.annotate(short_label(str(row.system))[:32], (row.tokens_per_question, row.score), fontsize=7,
+                          xytext=(4, (3, -10, 14)[i % 3]), textcoords="offset points")  # near points apart
+        _token_axis(axis)
+        axis.set_xlabel("tokens per question (log)")
+        axis.set_ylabel("score")
+        axis.set_title(family, fontsize=10)
+        axis.grid(alpha=0.3)
+    for axis in list(axes.flat)[len(families):]:
+        axis.set_visible(False)
+    kinds = [k for k in SYSTEM_COLORS if k in set(rows["system_family"])]
+    handles = [Line2D([], [], color=SYSTEM_COLORS[k], marker=SYSTEM_MARKERS[k], linestyle="", label=k) for k in kinds]
+    _outside_legend(figure, handles, title="system family")
+    figure.suptitle("Score vs tokens per question", fontsize=10)
+    return _png(figure)

@@ -502,9 +502,16 @@ def fold_notes(notes: list[str]) -> str:
     return "; ".join(parts)
 
 
+def systems_section(frame: pd.DataFrame, options: Options) -> Section | None:
+    """Long-context, RAG, memory and Oracle systems side by side (``analysis.systems``): only with a lurch-rag run."""
+    from .systems import systems_section as build
+
+    return build(frame, options)  # type: ignore[return-value]
+
+
 SECTIONS: tuple[Callable[[pd.DataFrame, Options], Section | None], ...] = (
     overview_section, length_section, graph_section, find_origin_section, recon_section, judge_section,
-    implicit_hop_section, glm_section)
+    implicit_hop_section, systems_section, glm_section)
 
 
 def build_sections(frame: pd.DataFrame, options: Options, progress: Callable[[str], None] | None = None,

@@ -62,6 +62,8 @@ class Run:
     samples: tuple[Path, ...]
     model: str  # label: lm-eval's model name, with the ``pretrained`` folder's name when there is one
     chance: bool = False  # the results file names a chance baseline (``CHANCE_MODELS``)
+    system_family: str = "long-context"  # ``systems.SYSTEM_FAMILIES``: a lurch-rag run is RAG, memory or Oracle
+    answering: str = ""  # the model that wrote the answers (a lurch-rag run's inner model); "" = ``model``
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,7 @@ class Sample:
     doc: dict
     output: str
     source: str  # "file:line", for messages
+    account: tuple[tuple[str, float], ...] = ()  # a lurch-rag doc's account (``systems.ACCOUNT_KEYS``), else ()
 
 
 def _stamp_of(path: Path) -> tuple[str, str | None] | None:
@@ -82,8 +85,16 @@ def _stamp_of(path: Path) -> tuple[str, str | None] | None:
 
 def model_label(results: Path | None, folder: Path) -> str:
     """lm-eval's ``config.model`` (with the ``pretrained=`` name, if any) from the results file, else the folder;
-    printable, at most ``MAX_LABEL`` characters. A results file that is not lm-eval's is a one-line ValueError."""
-    label = folder.name
+    a `lurch-rag` run is labelled by its system (``systems.rag_system``: "RAG bm25 k=5 · lurch-solver"); printable,
+    at most ``MAX_LABEL`` characters. A results file that is not lm-eval's is a one-line ValueError."""
+    return run_system(results, folder)[0]
+
+
+def run_system(results: Path | None, folder: Path) -> tuple[str, str, str]:
+    """(label, system family, answering model) of a run (``model_label``; ``systems.run_system``)."""
+    from .systems import LONG_CONTEXT, RAG_MODEL, rag_system
+
+    label, family, answering = folder.name, LONG_CONTEXT, ""
     if results is not None:
         config = read_results(results).get("config", {})
         if not isinstance(config, dict):
@@ -99,10 +110,17 @@ def model_label(results: Path | None, folder: Path) -> str:
             pretrained = next((a.split("=", 1)[1] for a in args.split(",") if a.startswith("pretrained=")), "")
         if model:
             label = f"{model}:{Path(pretrained).name}" if pretrained else model
+        if model == RAG_MODEL:
+            try:
+                system = rag_system(args)
+            except (ValueError, TypeError, AttributeError) as error:
+                raise ValueError(f"{results}: field 'config.model_args' of lurch-rag cannot be read "
+                                 f"({printable(error)[:160]}); allowed: lurch-rag's model arguments") from None
+            label, family, answering = system.label, system.family, printable(system.answering)[:MAX_LABEL]
         if len(label) > MAX_LABEL:
             raise ValueError(f"{results}: the model label is {len(label)} characters ({_shown(label)}); allowed: at "
                              f"most {MAX_LABEL}")
-    return printable(label)
+    return printable(label), family, answering
 
 
 def is_chance_run(results: Path | None) -> bool:
@@ -215,8 +233,9 @@ def find_runs(run_dirs: Iterable[Path]) -> list[Run]:
             raise ValueError(f"RUN_DIR: {str(root)!r} has lm-eval results but no samples_*.jsonl; allowed: a run "
                              "made with --log_samples")
         for (folder, stamp), entry in with_samples:
-            runs.append(Run(folder, stamp, entry["results"], tuple(entry["samples"]),
-                            model_label(entry["results"], folder), is_chance_run(entry["results"])))
+            label, family, answering = run_system(entry["results"], folder)
+            runs.append(Run(folder, stamp, entry["results"], tuple(entry["samples"]), label,
+                            is_chance_run(entry["results"]), family, answering))
     return runs
 
 
@@ -359,6 +378,8 @@ def _read_line(handle: IO[bytes], limit: int) -> bytearray:
 
 def iter_samples(runs: Iterable[Run], foreign: set[str] | None = None) -> Iterator[Sample]:
     """Every logged sample of our tasks; the names of other tasks' samples files go into ``foreign``."""
+    from .systems import LONG_CONTEXT, account_of
+
     for run in runs:
         for path in run.samples:
             stamped = _stamp_of(path)
@@ -377,7 +398,8 @@ def iter_samples(runs: Iterable[Run], foreign: set[str] | None = None) -> Iterat
                     output = raw_output(record)
                 except ValueError as error:
                     raise ValueError(f"{where}: {error}") from None
-                yield Sample(run.model, logged_task(task, doc), doc, output, where)
+                account = tuple(account_of(record).items()) if run.system_family != LONG_CONTEXT else ()
+                yield Sample(run.model, logged_task(task, doc), doc, output, where, account)
             if not ours and foreign is not None:
                 foreign.add(task)
 
