@@ -379,6 +379,8 @@ def score_tokens(table: pd.DataFrame) -> bytes:
 
     plt = _pyplot()
     rows = table[table["tokens_per_question"].notna()]
+    answering = sorted(rows["answering_model"].astype(str).unique())
+    one = answering[0] if len(answering) == 1 else None  # one answering model: named once, in the title
     families = sorted(rows["family"].unique())
     columns = min(3, len(families))
     rows_n = math.ceil(len(families) / columns)
@@ -389,17 +391,19 @@ def score_tokens(table: pd.DataFrame) -> bytes:
             kind = str(row.system_family)
             axis.scatter(row.tokens_per_question, row.score, color=SYSTEM_COLORS.get(kind, "black"),
                          marker=SYSTEM_MARKERS.get(kind, "o"), s=60, zorder=3)
-            axis.annotate(short_label(str(row.system))[:32], (row.tokens_per_question, row.score), fontsize=7,
+            name = str(row.system).removesuffix(f" · {one}") if one else str(row.system)
+            axis.annotate(short_label(name)[:32], (row.tokens_per_question, row.score), fontsize=7,
                           xytext=(4, (3, -10, 14)[i % 3]), textcoords="offset points")  # near points apart
         _token_axis(axis)
         axis.set_xlabel("tokens per question (log)")
         axis.set_ylabel("score")
         axis.set_title(family, fontsize=10)
         axis.grid(alpha=0.3)
+        axis.margins(x=0.3, y=0.12)  # room for the labels right of the last point
     for axis in list(axes.flat)[len(families):]:
         axis.set_visible(False)
     kinds = [k for k in SYSTEM_COLORS if k in set(rows["system_family"])]
     handles = [Line2D([], [], color=SYSTEM_COLORS[k], marker=SYSTEM_MARKERS[k], linestyle="", label=k) for k in kinds]
     _outside_legend(figure, handles, title="system family")
-    figure.suptitle("Score vs tokens per question", fontsize=10)
+    figure.suptitle("Score vs tokens per question" + (f" (answering model: {one})" if one else ""), fontsize=10)
     return _png(figure)

@@ -243,9 +243,10 @@ def oracle_gap(rows: pd.DataFrame) -> pd.DataFrame:
     table = []
     for key, group in rows[rows["system_family"] != ORACLE].groupby(KEYS, sort=True):
         row = dict(zip(KEYS, key, strict=True))
+        answering = row.pop("answering_model")  # the label ends with it: a narrower table
         row["n"] = len(group)
         row["accuracy"] = float(group["accuracy"].mean())
-        answering, family, category = row["answering_model"], row["family"], row["category"]
+        family, category = row["family"], row["category"]
         for name, title in (("case", "Oracle (case)"), ("retrieval", "Oracle retrieval")):
             oracle = accuracy.get((title + SEP + str(answering), family, category), math.nan)
             row[f"oracle_{name}_accuracy"] = float(oracle)
@@ -299,9 +300,13 @@ def win_lines(table: pd.DataFrame, family: str) -> tuple[str, ...]:
     """One family's wins as card lines: "chain: RAG (RAG bm25 k=5 · m, 0.812), +0.120 over long-context"."""
     lines = []
     for row in table[table["family"] == family].itertuples():
-        tail = (f", {row.margin:+.3f} over {row.runner_up}" if row.runner_up else ", the only system family run")
-        tie = " (tie)" if row.runner_up and row.margin == 0 else ""
-        lines.append(f"{row.category}: {row.winner}{tie} ({row.best_system}, score {row.score:.3f}){tail}")
+        best = f"{row.best_system}, score {row.score:.3f}"
+        if not row.runner_up:
+            lines.append(f"{row.category}: {row.winner}, the only system family run ({best})")
+        elif row.margin == 0:
+            lines.append(f"{row.category}: tie, {row.winner} = {row.runner_up} ({best})")
+        else:
+            lines.append(f"{row.category}: {row.winner} by {row.margin:+.3f} over {row.runner_up} ({best})")
     return tuple(lines)
 
 
