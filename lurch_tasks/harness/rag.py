@@ -169,8 +169,9 @@ def parse_queries(text: str, n: int) -> list[str]:
     found: dict[str, str] = {}
     for line in str(text).splitlines():
         query = _LIST_MARK.sub("", line).strip().strip("\"'`").strip()
-        if len(query) > QUERY_MAX_CHARS:
-            query = query[:QUERY_MAX_CHARS].rsplit(" ", 1)[0]
+        if len(query) > QUERY_MAX_CHARS:  # cut at a word boundary when one is near the end, else mid-word
+            head = query[:QUERY_MAX_CHARS]
+            query = head.rsplit(" ", 1)[0] if " " in head[QUERY_MAX_CHARS // 2:] else head
         if query and query.lower() not in found:
             found[query.lower()] = query
         if len(found) == n:
