@@ -1,19 +1,26 @@
-"""`lurch-rag`: a retrieval-augmented wrapper around any lm-eval model (issue 31, stage 1).
+"""`lurch-rag`: a retrieval-augmented wrapper around any lm-eval model (issue 31).
 
 For each request it reads the doc lm-eval attaches (our whole Instance record), cuts the context into the family's
-units (``rag_units``), ranks them against the question (with its options: RECON's paper retrieves with both), keeps
-the top k, and sends the inner model the family's own prompt re-rendered with those units in context order. Per doc it
-records what the inner model read: ``prompt_tokens`` (the inner model's tokenizer when it has one, else the reference
-tokenizer), ``retrieved_units``, ``coverage`` (share of the gold evidence units retrieved) and ``full_coverage``
-(all of them); ``process_results`` adds them to the doc's metrics, so they are in lm-eval's table and the samples.
+units (``Family.rag_units``; ``rag_units`` keeps the generic chunker), ranks them against the question (with its
+options: RECON's paper retrieves with both), keeps the top k, and sends the inner model the family's own prompt
+re-rendered with those units in context order. When the inner model's window is known (``inner_window``, or what
+``window.model_window`` reads from ``inner_args``) and prompt + the task's max_gen_toks would not fit, the
+lowest-ranked units are dropped until it does (one warning line per batch). Per doc it records what the inner model
+read and wrote: ``prompt_tokens`` and ``completion_tokens`` (the inner model's tokenizer when it has one, else the
+reference tokenizer), ``retrieved_units``, ``coverage`` (share of the gold evidence units sent) and ``full_coverage``
+(all of them), ``dropped_units`` (with a known window), and the ``lurch_rag`` record (settings, units sent, written
+queries). They travel on the answer (``rag_units.RagAnswer``) to ``process_results``, so they are in lm-eval's table
+and in each logged sample.
 
     lurch eval --model lurch-rag --model_args inner=lurch-solver,retriever=hybrid,k=20 --tasks recon_all
 
 Retrievers share ``analysis.retrieval`` with `lurch diagnose` (same rankers, same query, same units for line
 families, so the same coverage). ``hybrid`` fuses BM25 and dense rankings by reciprocal-rank fusion (constant 60);
-``rerank=dense`` re-orders the first stage's top ``rerank_depth`` with the dense model: a bi-encoder re-rank (no
-cross-encoder ships offline); ``multi_query=template`` ranks with deterministic query variants (the question, the
-question with each option, the entities alone) and fuses them by RRF. Ties always fall to unit order.
+``gold`` is the Oracle (exactly the gold evidence units, k ignored); ``rerank=dense`` re-orders the first stage's top
+``rerank_depth`` with the dense model: a bi-encoder re-rank (no cross-encoder ships offline);
+``multi_query=template`` ranks with deterministic query variants (the question, the question with each option, the
+entities alone) and ``multi_query=model`` with ``mq_n`` queries the inner model writes, both fused by RRF. Ties
+always fall to unit order.
 
 ``ContextSource`` is the seam: the retriever is one implementation, ``MemorySource`` the other (``memory=facts``:
 ``lurch_tasks.memory``'s built-in fact store ingests each context once, a RECON case's questions share it, and each
