@@ -414,7 +414,8 @@ def test_gold_records_that_k_is_ignored():
     assert record["lurch_rag"]["units"] == units_of(row, 200).gold(row["evidence"]) and record["full_coverage"] == 1.0
 
 
-_WRITTEN = "1. first query about Zotri\n\n- \"second query\"\n* first query about zotri\nQuery 3: third " + "x" * 300
+_WRITTEN = ("Queries:\n1. first query about Zotri\n\n- \"second query\"\n* first query about zotri\nQuery 3: third "
+            + "x" * 300)
 
 
 class QueryWriter(LM):

@@ -434,7 +434,7 @@ def rag_record(results: dict) -> dict | None:
     """The settings of a `lurch-rag` run (None for any other model), read back from the run's own model arguments
     exactly as the wrapper parsed them. Each task's ``lurch_rag`` row (lm-eval's count of the per-doc records,
     which stay whole in the samples) is dropped from the table and the results: the settings say it once."""
-    from .rag import parse_settings
+    from .rag import ARGUMENTS, parse_settings
 
     config = results.get("config") or {}
     if config.get("model") != "lurch-rag":
@@ -453,7 +453,7 @@ def rag_record(results: dict) -> dict | None:
             declared.pop(RAG_KEY, None)
     from dataclasses import asdict
 
-    return asdict(parse_settings(dict(args)))
+    return asdict(parse_settings({key: value for key, value in dict(args).items() if key in ARGUMENTS}))
 
 
 def coverage_record(results: dict) -> dict | None:

@@ -172,13 +172,15 @@ def query_prompt(doc: dict, n: int) -> str:
 
 def parse_queries(text: str, n: int) -> list[str]:
     """At most ``n`` queries, one per line: list marks and quotes stripped, each cut to ``QUERY_MAX_CHARS``, empty
-    lines and repeats (case-insensitive) dropped."""
+    lines, headers (a line ending in a colon) and repeats (case-insensitive) dropped."""
     found: dict[str, str] = {}
     for line in str(text).splitlines():
         query = _LIST_MARK.sub("", line).strip().strip("\"'`").strip()
         if len(query) > QUERY_MAX_CHARS:  # cut at a word boundary when one is near the end, else mid-word
             head = query[:QUERY_MAX_CHARS]
             query = head.rsplit(" ", 1)[0] if " " in head[QUERY_MAX_CHARS // 2:] else head
+        if query.endswith(":"):  # a header the model echoed ("Queries:", "Options:"), not a query
+            continue
         if query and query.lower() not in found:
             found[query.lower()] = query
         if len(found) == n:
