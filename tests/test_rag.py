@@ -434,6 +434,9 @@ class QueryWriter(LM):
                 out.append(solve_prompt(prompt))
         return out
 
+    def apply_chat_template(self, chat_history, add_generation_prompt: bool = True) -> str:
+        return "<chat>" + "".join(turn["content"] for turn in chat_history) + "</chat>"
+
     def loglikelihood(self, requests, disable_tqdm: bool = False):
         raise NotImplementedError
 
@@ -478,3 +481,16 @@ def test_a_baseline_cannot_write_queries(inner):
         parse_settings({"inner": inner, "multi_query": "model"})
     assert str(error.value) == (f"model_args: multi_query='model' is not allowed with inner='{inner}' (a baseline "
                                 "writes no queries); allowed: multi_query=template|none")
+
+
+def test_written_queries_use_the_chat_template_when_the_run_applies_one():
+    from lm_eval.api.registry import register_model
+
+    from lurch_tasks.harness.rag import RagLM
+
+    register_model("test-query-writer")(QueryWriter)
+    QueryWriter.asks = []
+    model = RagLM(inner="test-query-writer", k=5, multi_query="model")
+    model.apply_chat_template([{"role": "user", "content": "x"}])  # what lm-eval calls for --apply_chat_template
+    model.generate_until(_requests(rows_of("implicit_hop")[:1]), disable_tqdm=True)
+    assert QueryWriter.asks[0][0].startswith("<chat>Write 3 different short search queries")
