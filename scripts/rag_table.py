@@ -1,7 +1,7 @@
 """Family x retriever pipeline x k table for `lurch-rag` with the reference solver as the inner model (no model
 needed): coverage (share of gold evidence units retrieved), full coverage (all of them), the solver's score on the
-retrieval-augmented prompt, prompt tokens per question (reference tokenizer, cl100k_base) and CPU seconds per
-question for the ranking (the dense embeddings of a context computed once and shared by its questions).
+retrieval-augmented prompt, prompt and completion tokens per question (reference tokenizer, cl100k_base) and CPU
+seconds per question for the ranking (the dense embeddings of a context computed once and shared by its questions).
 
     python scripts/rag_table.py                  # the default small slice, markdown to stdout
     python scripts/rag_table.py --docs 4 --ks 5,20 --pipelines bm25,hybrid --json table.json
@@ -35,6 +35,7 @@ PIPELINES = {  # RECON's RAG variants: dense; + rerank; hybrid + rerank; + multi
     "dense+rerank": {"retriever": "dense", "rerank": "dense"},
     "hybrid+rerank": {"retriever": "hybrid", "rerank": "dense"},
     "hybrid+rerank+mq": {"retriever": "hybrid", "rerank": "dense", "multi_query": "template"},
+    "gold": {"retriever": "gold"},  # the Oracle: exactly the gold evidence units, k ignored (one row, k "gold")
 }
 
 
@@ -54,23 +55,30 @@ def measure(rows: list[dict], pipeline: str, ks: list[int | None]) -> list[dict]
     for row in rows:
         started = time.process_time()
         units = units_of(row, settings.chunk_words)
-        ranked.append((units, rank_units(list(units.texts), queries_for(row, settings), settings)))
+        if settings.retriever == "gold":
+            ranked.append((units, units.gold(row["evidence"])))
+        else:
+            ranked.append((units, rank_units(list(units.texts), queries_for(row, settings), settings)))
         seconds += time.process_time() - started
     table = []
-    for k in ks:
-        scores, coverage, full, tokens = [], [], [], []
+    for k in [None] if settings.retriever == "gold" else ks:
+        scores, coverage, full, tokens, written = [], [], [], [], []
         for row, (units, ranking) in zip(rows, ranked, strict=True):
             top = ranking if k is None else ranking[:k]
             prompt = render(row, units.join(top))
-            scores.append(get_family(row["family"]).score(row, solve_prompt(prompt))["score"])
+            answer = solve_prompt(prompt)
+            scores.append(get_family(row["family"]).score(row, answer)["score"])
             tokens.append(counter.count(prompt))
+            written.append(counter.count(answer))
             accounted = account(row, units, sorted(top))
             if "coverage" in accounted:
                 coverage.append(accounted["coverage"])
                 full.append(accounted["full_coverage"])
-        table.append({"pipeline": pipeline, "k": "all" if k is None else k, "docs": len(rows),
+        label = "gold" if settings.retriever == "gold" else "all" if k is None else k
+        table.append({"pipeline": pipeline, "k": label, "docs": len(rows),
                       "coverage": mean(coverage), "full_coverage": mean(full), "score": mean(scores),
-                      "prompt_tokens": mean(tokens), "retrieval_cpu_s_per_q": seconds / len(rows)})
+                      "prompt_tokens": mean(tokens), "completion_tokens": mean(written),
+                      "retrieval_cpu_s_per_q": seconds / len(rows)})
     return table
 
 
@@ -91,11 +99,11 @@ def main() -> None:
                 table.append({"family": family, **line})
                 print(json.dumps(table[-1]), flush=True)
     columns = ["family", "pipeline", "k", "docs", "coverage", "full_coverage", "score", "prompt_tokens",
-               "retrieval_cpu_s_per_q"]
+               "completion_tokens", "retrieval_cpu_s_per_q"]
     print("\n| " + " | ".join(columns) + " |\n|" + "---|" * len(columns))
     for row in table:
-        cells = [f"{row[c]:.3f}" if isinstance(row[c], float) and c != "prompt_tokens" else
-                 f"{row[c]:.0f}" if c == "prompt_tokens" else str(row[c]) for c in columns]
+        cells = [f"{row[c]:.0f}" if c.endswith("_tokens") else f"{row[c]:.3f}" if isinstance(row[c], float) else
+                 str(row[c]) for c in columns]
         print("| " + " | ".join(cells) + " |")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as handle:

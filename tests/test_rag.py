@@ -6,10 +6,13 @@ and the coverage it records equals `lurch diagnose`'s. RECON's known exceptions 
 from __future__ import annotations
 
 import json
+import logging
+from dataclasses import asdict
 from functools import cache
 from statistics import mean
 
 import pytest
+from lm_eval.api.model import LM
 
 from lurch_tasks.analysis.retrieval import diagnose_rows, evidence_lines, line_starts, rrf_fuse
 from lurch_tasks.core.generation import iter_rows, resolve_task
@@ -17,7 +20,7 @@ from lurch_tasks.core.registry import get_family
 from lurch_tasks.families.graph.prompt import profile_name
 from lurch_tasks.harness.models import solve_prompt
 from lurch_tasks.harness.rag import RagSettings, Retriever, augment, entity_query, parse_settings, queries_for
-from lurch_tasks.harness.rag_units import units_of, word_windows
+from lurch_tasks.harness.rag_units import render, units_of, word_windows
 
 SLICES = {  # family -> (task, overrides, docs): small, fast, every answer format the family has
     "find_the_origin": ("find_the_origin", {}, 16),
@@ -178,23 +181,86 @@ def test_settings_errors_are_one_line(args, message):
     assert message in str(error.value) and "\n" not in str(error.value)
 
 
+class _Kept(logging.Handler):
+    """Keeps lm-eval's log messages (its logger does not propagate to pytest's caplog)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
 def test_lurch_eval_through_lm_eval_records_the_accounting(tmp_path):
     """The real CLI and lm-eval in this process: the inner model answers the re-rendered prompt and every doc's
-    metrics carry what it read; a plain run of the same docs afterwards carries none."""
+    metrics carry what it read and wrote; lm-eval averages them with no "No aggregation function" warning; each
+    sample holds the doc's record (settings, units sent), `lurch report` still reads the samples, and the results
+    JSON has the means and the run's settings. A plain run of the same docs afterwards carries none of it."""
     from in_process import lurch_in_process
 
+    from lurch_tasks.analysis.runs import find_runs, iter_samples
+    from lurch_tasks.core.tokens import reference_counter
+
     out = tmp_path / "rag"
-    result = lurch_in_process("eval", "--model", "lurch-rag", "--model_args", "inner=lurch-solver,k=5",
-                              "--tasks", "find_the_origin", "--limit", "4", "--output_path", str(out),
-                              "--log_samples")
+    kept, lm_eval_log = _Kept(), logging.getLogger("lm_eval")
+    lm_eval_log.addHandler(kept)
+    try:
+        result = lurch_in_process("eval", "--model", "lurch-rag", "--model_args", "inner=lurch-solver,k=5",
+                                  "--tasks", "find_the_origin", "--limit", "4", "--output_path", str(out),
+                                  "--log_samples")
+    finally:
+        lm_eval_log.removeHandler(kept)
     assert result.returncode == 0, result.stderr[-3000:]
+    logged = kept.messages
+    assert any("--limit" in message for message in logged)  # lm-eval's warnings are captured here
+    assert not [m for m in logged + result.stderr.splitlines() if "No aggregation function" in m]
     samples = [json.loads(line) for path in out.rglob("samples_*.jsonl") for line in path.read_text().splitlines()]
     assert len(samples) == 4
     for sample in samples:
         assert sample["retrieved_units"] == 5 and 0 < sample["prompt_tokens"] < 400
         assert sample["score"] == sample["full_coverage"] and 0 <= sample["coverage"] <= 1
-    plain = lurch_in_process("eval", "--model", "lurch-solver", "--tasks", "find_the_origin", "--limit", "4")
+        assert sample["completion_tokens"] == reference_counter().count(sample["resps"][0][0]) > 0
+        record = sample["lurch_rag"]
+        assert record["settings"] == asdict(parse_settings({"inner": "lurch-solver", "k": 5}))
+        assert len(record["units"]) == 5 and record["units"] == sorted(record["units"])
+        assert "dropped_units" not in sample  # no window known for the solver: nothing to drop
+    assert len(list(iter_samples(find_runs([out])))) == 4  # the report's doc checks accept the samples
+    results = json.loads(next(out.rglob("results_*.json")).read_text())
+    entry = results["results"]["find_the_origin"]
+    for name in ("prompt_tokens", "completion_tokens", "retrieved_units", "coverage", "full_coverage"):
+        assert entry[f"{name},none"] == mean(s[name] for s in samples)
+    assert "lurch_rag,none" not in entry and results["lurch_rag"]["k"] == 5 and results["lurch_rag"]["inner"] == \
+        "lurch-solver"
+    plain_out = tmp_path / "plain"
+    plain = lurch_in_process("eval", "--model", "lurch-solver", "--tasks", "find_the_origin", "--limit", "4",
+                             "--output_path", str(plain_out))
     assert plain.returncode == 0 and "coverage" not in plain.stdout
+    plain_results = json.loads(next(plain_out.rglob("results_*.json")).read_text())
+    rag_names = ("prompt_tokens", "completion_tokens", "retrieved_units", "coverage", "full_coverage", "lurch_rag")
+    assert "lurch_rag" not in plain_results
+    assert not [k for k in plain_results["results"]["find_the_origin"] if k.split(",")[0] in rag_names]
+    assert not set(plain_results["higher_is_better"]["find_the_origin"]) & set(rag_names)
+
+
+def test_the_account_travels_on_the_answer_only():
+    """``process_results`` reads the account from the answer object lm-eval hands it: a plain answer (any other model,
+    or the same doc in another run) gets none, whatever doc id it shares."""
+    from lurch_tasks.harness.rag_units import RagAnswer
+    from lurch_tasks.harness.tasks import process_results
+
+    row = rows_of("find_the_origin")[0]
+    answered = process_results(row, [RagAnswer("FINAL ANSWER: x", {"prompt_tokens": 7.0, "lurch_rag": {"units": []}})])
+    assert answered["prompt_tokens"] == 7.0 and answered["lurch_rag"] == {"units": []}
+    assert "prompt_tokens" not in process_results(row, ["FINAL ANSWER: x"])
+    assert process_results(row, ["FINAL ANSWER: x"]) == process_results(row, [RagAnswer("FINAL ANSWER: x", {})])
+
+
+def test_every_family_brings_its_own_units():
+    from lurch_tasks.core.registry import RagUnits, all_families
+
+    for family in all_families():
+        assert isinstance(family.rag_units, RagUnits), family.name
 
 
 def test_unknown_inner_model_fails_on_one_line():
@@ -264,3 +330,167 @@ def test_units_holding_maps_recalled_texts_back_to_units_in_order():
 
     units = units_of({"family": "find_the_origin", "context": "a\nb\na\nc", "evidence": []}, 200)
     assert units_holding(units, ["a", "c", "a", "zz"]) == [0, 2, 3]
+
+
+# --- the wrapper's own requests (no lm-eval run): window check, Oracle retrieval, queries written by the model -------
+
+def _requests(rows, max_gen_toks: int = 256):
+    from lm_eval.api.instance import Instance
+
+    return [Instance("generate_until", row, (row["prompt"], {"max_gen_toks": max_gen_toks}), 0, ("t", i, 1))
+            for i, row in enumerate(rows)]
+
+
+def test_the_window_check_drops_the_lowest_ranked_units_and_warns_once(capsys):
+    """A fake 1600-token window for the solver (``inner_window``; baselines have none): every prompt + max_gen_toks
+    fits, the units kept are the head of the ranking, ``dropped_units`` says how many went, coverage is measured on
+    what was sent, and one warning line covers the whole batch."""
+    from lurch_tasks.core.tokens import reference_counter
+    from lurch_tasks.harness.rag import RagLM, rank_units
+    from lurch_tasks.harness.rag_units import answer_account
+
+    rows = rows_of("recon")[:4]
+    model = RagLM(inner="lurch-solver", k=40, inner_window=1600)
+    answers = model.generate_until(_requests(rows, max_gen_toks=200), disable_tqdm=True)
+    lines = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
+    assert len(lines) == 1 and lines[0].startswith("lurch: warning: lurch-rag: 4 of 4 docs did not fit the inner "
+                                                   "model's 1600-token window (lurch-rag inner_window)"), lines
+    for row, answer in zip(rows, answers, strict=True):
+        accounted = answer_account(answer)
+        record = accounted["lurch_rag"]
+        units = units_of(row, 200)
+        settings = parse_settings({"inner": "lurch-solver", "k": 40})
+        ranking = rank_units(list(units.texts), queries_for(row, settings), settings)[:40]
+        kept = len(record["units"])
+        assert 0 < kept < 40 and record["units"] == sorted(ranking[:kept])  # the best-ranked head survives
+        assert accounted["dropped_units"] == record["dropped_units"] == 40 - kept
+        assert accounted["prompt_tokens"] + 200 <= 1600
+        one_more = render(row, units.join(ranking[:kept + 1]))
+        assert reference_counter().count(one_more) + 200 > 1600  # nothing was dropped that would have fitted
+        gold = units.gold(row["evidence"])
+        if gold:
+            assert accounted["coverage"] == len(set(gold) & set(record["units"])) / len(gold)
+    unbounded = RagLM(inner="lurch-solver", k=3).generate_until(_requests(rows[:1]), disable_tqdm=True)
+    assert "dropped_units" not in answer_account(unbounded[0])
+
+
+def test_keep_fitting_finds_the_longest_fitting_head():
+    from lurch_tasks.harness.rag import keep_fitting
+
+    ranked = [5, 3, 9, 1, 0, 2]
+    for limit in range(0, 8):
+        assert keep_fitting(ranked, lambda head, limit=limit: len(head) <= limit) == ranked[:limit]
+
+
+# RECON questions the reference solver cannot answer from the gold entries alone, by design: "which finding lost all
+# of its support" and "which findings still had support" need the other findings' support lines (not gold), and
+# "who is not accounted for" needs every other person's alibi (not gold). (category, format, score)
+GOLD_EXCEPTIONS = [("cascade", "mcq_multi", 0.5), ("cascade", "mcq_single", 0.0), ("temporal", "mcq_single", 0.0)]
+
+
+@pytest.mark.parametrize("name", sorted(SLICES))
+def test_gold_retrieval_is_the_oracle(name):
+    """``retriever=gold`` sends exactly the gold evidence units (k ignored): the solver scores 1.0 on every family
+    slice, RECON's by-design MCQ exceptions pinned."""
+    misses = []
+    for row in rows_of(name):
+        prompt, accounted = augment(row, Retriever(RagSettings(inner="lurch-solver", retriever="gold", k=1)))
+        units = units_of(row, 200)
+        assert accounted["retrieved_units"] == len(units.gold(row["evidence"]))
+        assert units.join(units.gold(row["evidence"])) in prompt or not row["evidence"]
+        score = get_family(row["family"]).score(row, solve_prompt(prompt))["score"]
+        if score != 1.0:
+            misses.append((row["difficulty"]["category"], row["answer_format"], score))
+    assert sorted(misses) == (GOLD_EXCEPTIONS if name == "recon" else [])
+
+
+def test_gold_records_that_k_is_ignored():
+    from lurch_tasks.harness.rag import RagLM
+    from lurch_tasks.harness.rag_units import answer_account
+
+    row = rows_of("implicit_hop")[0]
+    record = answer_account(RagLM(inner="lurch-solver", retriever="gold", k=2).generate_until(_requests([row]))[0])
+    assert record["lurch_rag"]["k_ignored"] is True and record["lurch_rag"]["settings"]["retriever"] == "gold"
+    assert record["lurch_rag"]["units"] == units_of(row, 200).gold(row["evidence"]) and record["full_coverage"] == 1.0
+
+
+_WRITTEN = ("Queries:\n1. first query about Zotri\n\n- \"second query\"\n* first query about zotri\nQuery 3: third "
+            + "x" * 300)
+
+
+class QueryWriter(LM):
+    """A stand-in inner model: writes fixed queries when asked for them (and remembers the ask), solves otherwise."""
+
+    asks: list = []
+
+    def generate_until(self, requests, disable_tqdm: bool = False) -> list[str]:
+        out = []
+        for request in requests:
+            prompt, gen_kwargs = request.args
+            if "search queries" in prompt:
+                QueryWriter.asks.append((prompt, gen_kwargs))
+                out.append(_WRITTEN)
+            else:
+                out.append(solve_prompt(prompt))
+        return out
+
+    def apply_chat_template(self, chat_history, add_generation_prompt: bool = True) -> str:
+        return "<chat>" + "".join(turn["content"] for turn in chat_history) + "</chat>"
+
+    def loglikelihood(self, requests, disable_tqdm: bool = False):
+        raise NotImplementedError
+
+    def loglikelihood_rolling(self, requests, disable_tqdm: bool = False):
+        raise NotImplementedError
+
+
+def test_parse_queries_one_per_line_capped_and_deduplicated():
+    from lurch_tasks.harness.rag import QUERY_MAX_CHARS, parse_queries
+
+    queries = parse_queries(_WRITTEN, 5)
+    assert queries[:2] == ["first query about Zotri", "second query"]
+    assert len(queries) == 3 and queries[2].startswith("third ") and len(queries[2]) <= QUERY_MAX_CHARS
+    assert parse_queries(_WRITTEN, 1) == ["first query about Zotri"] and parse_queries("\n \n", 3) == []
+
+
+def test_multi_query_model_asks_the_inner_model_and_fuses_its_queries():
+    from lm_eval.api.registry import register_model
+
+    from lurch_tasks.harness.rag import RagLM, parse_queries, rank_units
+    from lurch_tasks.harness.rag_units import answer_account
+
+    register_model("test-query-writer")(QueryWriter)
+    QueryWriter.asks = []
+    rows = rows_of("implicit_hop")[:2]
+    model = RagLM(inner="test-query-writer", k=5, multi_query="model", mq_n=2)
+    answers = model.generate_until(_requests(rows))
+    assert len(QueryWriter.asks) == 2 and QueryWriter.asks[0][1]["do_sample"] is False
+    assert "Write 2 different short search queries" in QueryWriter.asks[0][0]
+    for row, answer in zip(rows, answers, strict=True):
+        record = answer_account(answer)["lurch_rag"]
+        assert record["queries"] == parse_queries(_WRITTEN, 2)
+        queries = queries_for(row, model.settings, record["queries"])
+        assert queries == [queries_for(row, RagSettings(inner="x"))[0], *record["queries"]]
+        units = units_of(row, 200)
+        assert record["units"] == sorted(rank_units(list(units.texts), queries, model.settings)[:5])
+
+
+@pytest.mark.parametrize("inner", ["lurch-solver", "lurch-random", "lurch-simulated"])
+def test_a_baseline_cannot_write_queries(inner):
+    with pytest.raises(ValueError) as error:
+        parse_settings({"inner": inner, "multi_query": "model"})
+    assert str(error.value) == (f"model_args: multi_query='model' is not allowed with inner='{inner}' (a baseline "
+                                "writes no queries); allowed: multi_query=template|none")
+
+
+def test_written_queries_use_the_chat_template_when_the_run_applies_one():
+    from lm_eval.api.registry import register_model
+
+    from lurch_tasks.harness.rag import RagLM
+
+    register_model("test-query-writer")(QueryWriter)
+    QueryWriter.asks = []
+    model = RagLM(inner="test-query-writer", k=5, multi_query="model")
+    model.apply_chat_template([{"role": "user", "content": "x"}])  # what lm-eval calls for --apply_chat_template
+    model.generate_until(_requests(rows_of("implicit_hop")[:1]), disable_tqdm=True)
+    assert QueryWriter.asks[0][0].startswith("<chat>Write 3 different short search queries")

@@ -26,6 +26,16 @@ class Deferred:
 
 
 @dataclass(frozen=True)
+class RagUnits:
+    """How a retrieval wrapper (`lurch-rag`, ``harness.rag_units``) reads a family's context: the separator between
+    its natural units (a line, a profile paragraph), and ``render(doc, context)``: the family's own prompt for the doc
+    with ``context`` in place of its context (instructions and question unchanged)."""
+
+    separator: str
+    render: Callable[[dict, str], str]
+
+
+@dataclass(frozen=True)
 class Family:
     """Everything the shared machinery needs to know about one task family. Any part but the name, version,
     config type and generate may be given as a ``Deferred``; reading the field gives the part itself.
@@ -91,6 +101,9 @@ class Family:
     # doc -> the unit weighted equally inside the family's headline (``scoring.headline``); None: the doc's task.
     # RECON: the question category (its family group's tasks are per-category views of one stored config).
     balance_key: Callable[[dict], str] | None = None
+    # ``RagUnits``: the family's retrievable units and prompt re-render for `lurch-rag`; None: the generic word-window
+    # chunker, with the context swapped inside the rendered prompt.
+    rag_units: Any = None
 
     def __post_init__(self) -> None:
         if not getattr(self.generate, "collector_paused", False):

@@ -427,6 +427,33 @@ def _metadata(argv: list[str]) -> dict:
 
 
 COVERAGE_KEY = "lurch_coverage"  # our record in lm-eval's results JSON (what was evaluated and skipped)
+RAG_KEY = "lurch_rag"  # a lurch-rag run's settings in lm-eval's results JSON (harness.rag.RagSettings as a dict)
+
+
+def rag_record(results: dict) -> dict | None:
+    """The settings of a `lurch-rag` run (None for any other model), read back from the run's own model arguments
+    exactly as the wrapper parsed them. Each task's ``lurch_rag`` row (lm-eval's count of the per-doc records,
+    which stay whole in the samples) is dropped from the table and the results: the settings say it once."""
+    from .rag import ARGUMENTS, parse_settings
+
+    config = results.get("config") or {}
+    if config.get("model") != "lurch-rag":
+        return None
+    args = config.get("model_args") or {}
+    if isinstance(args, str):
+        from lm_eval.utils import simple_parse_args_string
+
+        args = simple_parse_args_string(args) if args else {}
+    for entry in (results.get("results") or {}).values():
+        if isinstance(entry, dict):
+            entry.pop(f"{RAG_KEY},none", None)
+            entry.pop(f"{RAG_KEY}_stderr,none", None)
+    for declared in (results.get("higher_is_better") or {}).values():
+        if isinstance(declared, dict):
+            declared.pop(RAG_KEY, None)
+    from dataclasses import asdict
+
+    return asdict(parse_settings({key: value for key, value in dict(args).items() if key in ARGUMENTS}))
 
 
 def coverage_record(results: dict) -> dict | None:
@@ -491,6 +518,9 @@ def _coverage_recorded(found: list[dict]):
         if record is not None:
             results[COVERAGE_KEY] = record
             found.append(record)
+        rag = rag_record(results) if isinstance(results, dict) else None
+        if rag is not None:
+            results[RAG_KEY] = rag
         return results
 
     lm_eval.simple_evaluate = recorded

@@ -15,6 +15,7 @@ from lm_eval.api.group import Group
 from lm_eval.api.task import ConfigurableTask
 
 from .fit import Unfit, skip_or_fail
+from .rag_units import RAG_METRICS, RECORD_KEY
 
 SKIPPED = "skipped"  # the results entry of a skipped task: {"alias", "name", "skipped": "window 8192 < 16384+1024"}
 
@@ -34,8 +35,15 @@ def skipped_task(name: str, unfit: Unfit) -> SkippedTask:
     return group
 
 
+def records(items: list) -> int:
+    """The aggregate of ``RECORD_KEY`` (one dict per doc, kept whole in the samples): how many docs have one."""
+    return len(items)
+
+
 class LurchTask(ConfigurableTask):
-    """A ConfigurableTask whose construction first asks whether the task can fit the model's window at all."""
+    """A ConfigurableTask whose construction first asks whether the task can fit the model's window at all, and which
+    declares `lurch-rag`'s per-doc metrics (mean) once its docs report them: a run of any other model keeps the
+    YAML's metrics only, and a rag run has no "No aggregation function defined" warning."""
 
     def __new__(cls, config: dict | None = None, *args: Any, **kwargs: Any):
         task_name = str((config or {}).get("task") or "")
@@ -47,4 +55,21 @@ class LurchTask(ConfigurableTask):
     def __init__(self, config: dict | None = None, *args: Any, **kwargs: Any) -> None:
         # lm-eval hands its task class the YAML's whole config, `class` key included; TaskConfig does not take it.
         config = {k: v for k, v in (config or {}).items() if k != "class"}
+        self._rag_reported: set[str] = set()
         super().__init__(*args, config=config, **kwargs)
+
+    def process_results(self, doc: dict, results: list) -> dict:
+        out = super().process_results(doc, results)
+        self._rag_reported.update(name for name in out if name in RAG_METRICS or name == RECORD_KEY)
+        return out
+
+    def aggregation(self) -> dict:
+        from lm_eval.api.metrics import mean
+
+        seen = getattr(self, "_rag_reported", ())
+        declared = {name: (records if name == RECORD_KEY else mean) for name in seen}
+        return {**super().aggregation(), **declared}
+
+    def higher_is_better(self) -> dict:
+        seen = getattr(self, "_rag_reported", ())
+        return {**super().higher_is_better(), **{name: RAG_METRICS.get(name) for name in seen}}

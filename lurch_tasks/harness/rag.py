@@ -1,19 +1,26 @@
-"""`lurch-rag`: a retrieval-augmented wrapper around any lm-eval model (issue 31, stage 1).
+"""`lurch-rag`: a retrieval-augmented wrapper around any lm-eval model (issue 31).
 
 For each request it reads the doc lm-eval attaches (our whole Instance record), cuts the context into the family's
-units (``rag_units``), ranks them against the question (with its options: RECON's paper retrieves with both), keeps
-the top k, and sends the inner model the family's own prompt re-rendered with those units in context order. Per doc it
-records what the inner model read: ``prompt_tokens`` (the inner model's tokenizer when it has one, else the reference
-tokenizer), ``retrieved_units``, ``coverage`` (share of the gold evidence units retrieved) and ``full_coverage``
-(all of them); ``process_results`` adds them to the doc's metrics, so they are in lm-eval's table and the samples.
+units (``Family.rag_units``; ``rag_units`` keeps the generic chunker), ranks them against the question (with its
+options: RECON's paper retrieves with both), keeps the top k, and sends the inner model the family's own prompt
+re-rendered with those units in context order. When the inner model's window is known (``inner_window``, or what
+``window.model_window`` reads from ``inner_args``) and prompt + the task's max_gen_toks would not fit, the
+lowest-ranked units are dropped until it does (one warning line per batch). Per doc it records what the inner model
+read and wrote: ``prompt_tokens`` and ``completion_tokens`` (the inner model's tokenizer when it has one, else the
+reference tokenizer), ``retrieved_units``, ``coverage`` (share of the gold evidence units sent) and ``full_coverage``
+(all of them), ``dropped_units`` (with a known window), and the ``lurch_rag`` record (settings, units sent, written
+queries). They travel on the answer (``rag_units.RagAnswer``) to ``process_results``, so they are in lm-eval's table
+and in each logged sample.
 
     lurch eval --model lurch-rag --model_args inner=lurch-solver,retriever=hybrid,k=20 --tasks recon_all
 
 Retrievers share ``analysis.retrieval`` with `lurch diagnose` (same rankers, same query, same units for line
 families, so the same coverage). ``hybrid`` fuses BM25 and dense rankings by reciprocal-rank fusion (constant 60);
-``rerank=dense`` re-orders the first stage's top ``rerank_depth`` with the dense model: a bi-encoder re-rank (no
-cross-encoder ships offline); ``multi_query=template`` ranks with deterministic query variants (the question, the
-question with each option, the entities alone) and fuses them by RRF. Ties always fall to unit order.
+``gold`` is the Oracle (exactly the gold evidence units, k ignored); ``rerank=dense`` re-orders the first stage's top
+``rerank_depth`` with the dense model: a bi-encoder re-rank (no cross-encoder ships offline);
+``multi_query=template`` ranks with deterministic query variants (the question, the question with each option, the
+entities alone) and ``multi_query=model`` with ``mq_n`` queries the inner model writes, both fused by RRF. Ties
+always fall to unit order.
 
 ``ContextSource`` is the seam: the retriever is one implementation, ``MemorySource`` the other (``memory=facts``:
 ``lurch_tasks.memory``'s built-in fact store ingests each context once, a RECON case's questions share it, and each
@@ -34,14 +41,15 @@ from tqdm.auto import tqdm
 
 from ..analysis.retrieval import bm25_scores, dense_scores, query_of, rrf_fuse, stable_order
 from ..memory import IngestCache, MemorySystem, make_memory
-from .rag_units import ACCOUNTS, Units, render, units_of
+from .rag_units import RECORD_KEY, RagAnswer, Units, render, units_of
 
-RETRIEVERS = ("bm25", "dense", "hybrid")
+RETRIEVERS = ("bm25", "dense", "hybrid", "gold")  # gold: the Oracle, exactly the doc's gold evidence units
 RERANKERS = ("none", "dense")
-MULTI_QUERY = ("none", "template")
+MULTI_QUERY = ("none", "template", "model")  # model: queries written by the inner model
 MEMORIES = ("none", "facts")  # facts: lurch_tasks.memory.FactStore (built in, no model)
-ARGUMENTS = ("inner", "inner_args", "retriever", "k", "rerank", "rerank_depth", "multi_query", "chunk_words",
-             "memory")
+ARGUMENTS = ("inner", "inner_args", "retriever", "k", "rerank", "rerank_depth", "multi_query", "mq_n", "chunk_words",
+             "memory", "inner_window")
+BASELINES = ("lurch-solver", "lurch-random", "lurch-simulated")  # answer from the prompt alone: cannot write queries
 
 
 @dataclass(frozen=True)
@@ -53,8 +61,10 @@ class RagSettings:
     rerank: str = "none"
     rerank_depth: int = 50
     multi_query: str = "none"
+    mq_n: int = 3  # multi_query=model: how many queries the inner model writes
     chunk_words: int = 200  # the word-window chunker's window, for families with no natural unit
     memory: str = "none"  # a memory system instead of the retriever: ingest each context once, recall per question
+    inner_window: int | None = None  # the inner model's window in tokens when inner_args cannot tell (e.g. a baseline)
 
 
 def _choice(field: str, value: object, allowed: Sequence[str]) -> str:
@@ -86,6 +96,11 @@ def parse_settings(args: dict) -> RagSettings:
     inner_args = args.get("inner_args", "")
     if isinstance(inner_args, dict):
         inner_args = ",".join(f"{key}={value}" for key, value in inner_args.items())
+    multi_query = _choice("multi_query", args.get("multi_query", "none"), MULTI_QUERY)
+    if multi_query == "model" and inner in BASELINES:
+        raise ValueError(f"model_args: multi_query='model' is not allowed with inner={inner!r} (a baseline writes no "
+                         "queries); allowed: multi_query=template|none")
+    window = args.get("inner_window")
     return RagSettings(
         inner=inner,
         inner_args=str(inner_args or "").strip().strip("\"'"),
@@ -93,9 +108,11 @@ def parse_settings(args: dict) -> RagSettings:
         k=_positive("k", args.get("k", 20), all_ok=True),
         rerank=_choice("rerank", args.get("rerank", "none"), RERANKERS),
         rerank_depth=_positive("rerank_depth", args.get("rerank_depth", 50)) or 50,
-        multi_query=_choice("multi_query", args.get("multi_query", "none"), MULTI_QUERY),
+        multi_query=multi_query,
+        mq_n=_positive("mq_n", args.get("mq_n", 3)) or 3,
         chunk_words=_positive("chunk_words", args.get("chunk_words", 200)) or 200,
         memory=_choice("memory", args.get("memory", "none"), MEMORIES),
+        inner_window=None if window in (None, "") else _positive("inner_window", window),
     )
 
 
@@ -123,15 +140,52 @@ def entity_query(question: str) -> str:
     return " ".join(dict.fromkeys(found))
 
 
-def queries_for(doc: dict, settings: RagSettings) -> list[str]:
+def queries_for(doc: dict, settings: RagSettings, written: Sequence[str] = ()) -> list[str]:
     """The base query is `lurch diagnose`'s (question and options, no answer line); multi_query=template adds the
-    question with each option and the entities alone."""
+    question with each option and the entities alone; multi_query=model adds the queries the inner model ``written``
+    (the base query stays first: the re-rank scores against it)."""
     base = query_of(doc["question"])
+    if settings.multi_query == "model":
+        return list(dict.fromkeys([base, *written]))
     if settings.multi_query == "none":
         return [base]
     stem = question_stem(doc["question"])
     variants = [base, *(f"{stem}\n{option}" for option in doc.get("options") or []), entity_query(doc["question"])]
     return [q for q in dict.fromkeys(variants) if q.strip()]
+
+
+# multi_query=model: one short instruction per question, answered greedily by the inner model
+QUERY_INSTRUCTION = ("Write {n} different short search queries that would find the passages needed to answer the "
+                     "question below. Write one query per line and nothing else.\n\nQuestion: {question}\n\nQueries:")
+QUERY_GEN_KWARGS = {"until": ["\n\n\n"], "max_gen_toks": 96, "do_sample": False, "temperature": 0.0}
+QUERY_MAX_CHARS = 200  # a written query longer than this is cut (at a word boundary)
+_LIST_MARK = re.compile(r"^\s*(?:[-*\u2022]|\d+[.):]|[Qq]uery\s*\d*\s*:)\s*")
+
+
+def query_prompt(doc: dict, n: int) -> str:
+    question = question_stem(doc["question"])
+    options = doc.get("options") or []
+    if options:
+        question += "\nOptions: " + "; ".join(map(str, options))
+    return QUERY_INSTRUCTION.format(n=n, question=question.strip())
+
+
+def parse_queries(text: str, n: int) -> list[str]:
+    """At most ``n`` queries, one per line: list marks and quotes stripped, each cut to ``QUERY_MAX_CHARS``, empty
+    lines, headers (a line ending in a colon) and repeats (case-insensitive) dropped."""
+    found: dict[str, str] = {}
+    for line in str(text).splitlines():
+        query = _LIST_MARK.sub("", line).strip().strip("\"'`").strip()
+        if len(query) > QUERY_MAX_CHARS:  # cut at a word boundary when one is near the end, else mid-word
+            head = query[:QUERY_MAX_CHARS]
+            query = head.rsplit(" ", 1)[0] if " " in head[QUERY_MAX_CHARS // 2:] else head
+        if query.endswith(":"):  # a header the model echoed ("Queries:", "Options:"), not a query
+            continue
+        if query and query.lower() not in found:
+            found[query.lower()] = query
+        if len(found) == n:
+            break
+    return list(found.values())
 
 
 # --- ranking ---------------------------------------------------------------------------------------------------
@@ -164,19 +218,27 @@ def rank_units(texts: list[str], queries: list[str], settings: RagSettings) -> l
 
 class ContextSource(Protocol):
     """What the wrapper needs to build one prompt: the context text the inner model reads for ``doc``, and the
-    units it drew on (None when the source is not unit-based, e.g. a memory's summary)."""
+    units it drew on, best first (None when the source is not unit-based, e.g. a memory's summary)."""
 
     def context_for(self, doc: dict, units: Units) -> tuple[str, list[int] | None]: ...
 
 
 @dataclass(frozen=True)
 class Retriever:
+    """The ranked units (best first, so a window check drops the lowest-ranked), or with ``retriever=gold`` the
+    doc's gold evidence units in context order (k ignored: the Oracle). ``written``: the inner model's queries for
+    this doc (multi_query=model)."""
+
     settings: RagSettings
+    written: tuple[str, ...] = ()
 
     def context_for(self, doc: dict, units: Units) -> tuple[str, list[int]]:
-        ranking = rank_units(list(units.texts), queries_for(doc, self.settings), self.settings)
+        if self.settings.retriever == "gold":
+            top = units.gold(doc.get("evidence") or [])
+            return units.join(top), top
+        ranking = rank_units(list(units.texts), queries_for(doc, self.settings, self.written), self.settings)
         top = ranking if self.settings.k is None else ranking[:self.settings.k]
-        return units.join(top), sorted(top)
+        return units.join(top), top
 
 
 class MemorySource:
@@ -223,7 +285,7 @@ def account(doc: dict, units: Units, chosen: list[int] | None) -> dict[str, floa
     out: dict[str, float] = {}
     if chosen is None:
         return out
-    out["retrieved_units"] = float(len(chosen))
+    out["retrieved_units"] = float(len(set(chosen)))
     gold = units.gold(doc.get("evidence") or [])
     if gold:
         held = len(set(gold) & set(chosen))
@@ -232,19 +294,45 @@ def account(doc: dict, units: Units, chosen: list[int] | None) -> dict[str, floa
     return out
 
 
+def keep_fitting(chosen: list[int], fits: Callable[[list[int]], bool]) -> list[int]:
+    """The longest head of ``chosen`` (best first) whose prompt ``fits``: all of it when it fits, else found by
+    bisection (prompts grow with every unit kept), possibly none."""
+    if fits(chosen):
+        return chosen
+    low, high = 0, len(chosen) - 1  # the answer lies in [low, high]; chosen[:low] fits or low == 0
+    while low < high:
+        middle = (low + high + 1) // 2
+        if fits(chosen[:middle]):
+            low = middle
+        else:
+            high = middle - 1
+    return chosen[:low]
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """One rewritten request and what its doc recorded before the inner model answered."""
+
+    request: object
+    account: dict
+    dropped: int
+
+
 @register_model("lurch-rag")
 class RagLM(LM):
     """Retrieval-augmented wrapper: see the module docstring."""
 
     def __init__(self, inner: str = "", inner_args: str = "", retriever: str = "bm25", k: int | str = 20,
-                 rerank: str = "none", rerank_depth: int | str = 50, multi_query: str = "none",
-                 chunk_words: int | str = 200, memory: str = "none", additional_config: dict | None = None) -> None:
+                 rerank: str = "none", rerank_depth: int | str = 50, multi_query: str = "none", mq_n: int | str = 3,
+                 chunk_words: int | str = 200, memory: str = "none", inner_window: int | str | None = None,
+                 additional_config: dict | None = None) -> None:
         super().__init__()
         from lm_eval.api.registry import get_model
 
         self.settings = parse_settings({"inner": inner, "inner_args": inner_args, "retriever": retriever, "k": k,
                                         "rerank": rerank, "rerank_depth": rerank_depth, "multi_query": multi_query,
-                                        "chunk_words": chunk_words, "memory": memory})
+                                        "mq_n": mq_n, "chunk_words": chunk_words, "memory": memory,
+                                        "inner_window": inner_window})
         try:
             inner_class = get_model(self.settings.inner)
         except Exception:
@@ -253,6 +341,8 @@ class RagLM(LM):
         self.inner = inner_class.create_from_arg_string(self.settings.inner_args, additional_config or {})
         self.source: ContextSource = (Retriever(self.settings) if self.settings.memory == "none" else
                                       MemorySource(self.settings, memory_factory(self.settings.memory)))
+        self.window = inner_window_of(self.settings)
+        self.chat = False  # lm-eval applies a chat template to this run's prompts (then the query prompts get it too)
 
     @classmethod
     def create_from_arg_string(cls, arg_string: str, additional_config: dict | None = None):
@@ -284,8 +374,14 @@ class RagLM(LM):
 
         return reference_counter().count(text)
 
-    def rewrite(self, request):
-        """The request with the doc's prompt replaced by the retrieval-augmented one (inside any chat template)."""
+    def source_for(self, written: Sequence[str]) -> ContextSource:
+        if written and isinstance(self.source, Retriever):
+            return Retriever(self.settings, tuple(written))
+        return self.source
+
+    def prepare(self, request, written: Sequence[str] = ()) -> Prepared:
+        """The request with the doc's prompt replaced by the retrieval-augmented one (inside any chat template), cut
+        to the inner model's window: the lowest-ranked units are dropped until prompt + max_gen_toks fits."""
         import copy
 
         doc = request.doc
@@ -293,16 +389,72 @@ class RagLM(LM):
         if doc["prompt"] not in sent:
             raise ValueError(f"lurch-rag: the request for doc {doc['id']!r} does not hold the doc's prompt verbatim "
                              "(few-shot or a system prompt?); allowed: zero-shot lurch tasks")
-        augmented, accounted = augment(doc, self.source, self.settings.chunk_words)
-        prompt = sent.replace(doc["prompt"], augmented, 1)
-        ACCOUNTS[str(doc["id"])] = {"prompt_tokens": float(self.count_tokens(prompt)), **accounted}
+        units = units_of(doc, self.settings.chunk_words)
+        context, chosen = self.source_for(written).context_for(doc, units)
+
+        def request_text(kept: list[int] | None) -> str:
+            return sent.replace(doc["prompt"], render(doc, context if kept is None else units.join(kept)), 1)
+
+        kept = chosen
+        if self.window is not None and chosen is not None:
+            gen_kwargs = rest[0] if rest and isinstance(rest[0], dict) else {}
+            budget = self.window.tokens - int(gen_kwargs.get("max_gen_toks") or DEFAULT_MAX_GEN_TOKS)
+            kept = keep_fitting(list(chosen), lambda head: self.count_tokens(request_text(head)) <= budget)
+        prompt = request_text(kept)
+        dropped = 0 if chosen is None or kept is None else len(chosen) - len(kept)
+        accounted: dict = {"prompt_tokens": float(self.count_tokens(prompt)), **account(doc, units, kept)}
+        if self.window is not None:
+            accounted["dropped_units"] = float(dropped)
+        accounted[RECORD_KEY] = self.doc_record(kept, written, dropped)
         new = copy.copy(request)
         new.arguments = (prompt, *rest)
-        return new
+        return Prepared(new, accounted, dropped)
+
+    def doc_record(self, kept: list[int] | None, written: Sequence[str], dropped: int) -> dict:
+        """How this doc was answered, for the samples: the settings, the units sent (context order), and when they
+        apply the queries the inner model wrote, the units the window check dropped, and that gold ignores k."""
+        record: dict = {"settings": self.record(), "units": None if kept is None else sorted(set(kept))}
+        if self.settings.multi_query == "model":
+            record["queries"] = list(written)
+        if self.window is not None:
+            record["dropped_units"] = dropped
+        if self.settings.retriever == "gold" and self.settings.memory == "none":
+            record["k_ignored"] = True
+        return record
+
+    def write_queries(self, requests) -> list[list[str]]:
+        """multi_query=model: ``mq_n`` queries per request, written by the inner model in one greedy batch."""
+        from lm_eval.api.instance import Instance
+
+        asks = []
+        for index, request in enumerate(requests):
+            text = query_prompt(request.doc, self.settings.mq_n)
+            if self.chat:
+                text = self.inner.apply_chat_template([{"role": "user", "content": text}], True)
+            asks.append(Instance("generate_until", request.doc, (text, dict(QUERY_GEN_KWARGS)), index,
+                                 ("lurch-rag queries", index, 1)))
+        written = self.inner.generate_until(asks, disable_tqdm=True) if asks else []
+        return [parse_queries(text, self.settings.mq_n) for text in written]
 
     def generate_until(self, requests, disable_tqdm: bool = False) -> list[str]:
-        rewritten = [self.rewrite(r) for r in tqdm(requests, disable=disable_tqdm, desc="lurch-rag retrieval")]
-        return self.inner.generate_until(rewritten, disable_tqdm=disable_tqdm) if rewritten else []
+        written = (self.write_queries(requests) if self.settings.multi_query == "model"
+                   else [[] for _ in requests])
+        prepared = [self.prepare(r, w) for r, w in
+                    zip(tqdm(requests, disable=disable_tqdm, desc="lurch-rag retrieval"), written, strict=True)]
+        self.warn_dropped(prepared)
+        answers = self.inner.generate_until([p.request for p in prepared], disable_tqdm=disable_tqdm) if prepared \
+            else []
+        return [RagAnswer(answer, {**p.account, "completion_tokens": float(self.count_tokens(str(answer)))})
+                for answer, p in zip(answers, prepared, strict=True)]
+
+    def warn_dropped(self, prepared: list[Prepared]) -> None:
+        cut = [p.dropped for p in prepared if p.dropped]
+        if cut and self.window is not None:
+            from .window import warn
+
+            warn(f"lurch-rag: {len(cut)} of {len(prepared)} docs did not fit the inner model's {self.window.tokens}-"
+                 f"token window ({self.window.source}) with max_gen_toks: dropped {sum(cut)} lowest-ranked units in "
+                 "all (each doc's dropped_units)")
 
     def loglikelihood(self, requests, disable_tqdm: bool = False):
         raise NotImplementedError("lurch-rag only answers generate_until tasks")
@@ -312,6 +464,7 @@ class RagLM(LM):
 
     # chat templates are the inner model's: lm-eval asks the wrapper, which asks the inner model
     def apply_chat_template(self, chat_history, add_generation_prompt: bool = True) -> str:
+        self.chat = True
         return self.inner.apply_chat_template(chat_history, add_generation_prompt)
 
     @property
@@ -319,4 +472,18 @@ class RagLM(LM):
         return self.inner.tokenizer_name
 
     def chat_template(self, chat_template: bool | str = False) -> str | None:
+        self.chat = self.chat or bool(chat_template)
         return self.inner.chat_template(chat_template)
+
+
+DEFAULT_MAX_GEN_TOKS = 256  # lm-eval's own default when a request names none
+
+
+def inner_window_of(settings: RagSettings):
+    """The inner model's window (``window.ModelWindow``): ``inner_window`` when given, else what ``window.model_window``
+    reads from its ``inner_args`` (``max_length``, an hf model's config), else None (our baselines have none)."""
+    from .window import ModelWindow, inner_model_args, model_window
+
+    if settings.inner_window is not None:
+        return ModelWindow(settings.inner_window, "lurch-rag inner_window")
+    return model_window(inner_model_args({"inner_args": settings.inner_args}))

@@ -1,8 +1,8 @@
 """How `lurch-rag` cuts each family's context into retrievable units and puts the prompt back together.
 
-One entry per family (``FAMILY_UNITS``): its unit separator (RECON: one entry per line; Find the Origin and
-ImplicitHop: one link or fact per line; graph: one profile per paragraph) and how its own ``prompt.render_prompt``
-is called for a doc (instructions and question unchanged). Any other family gets the word-window chunker. Units
+Each family brings its own units (``Family.rag_units``, a ``core.registry.RagUnits``: the unit separator and how its
+own ``prompt.render_prompt`` is called for a doc; RECON: one entry per line; Find the Origin and ImplicitHop: one link
+or fact per line; graph: one profile per paragraph). Any other family gets the word-window chunker kept here. Units
 partition the context: unit i spans [start_i, start_{i+1}) (its separator included), so the units that an evidence
 span touches are exactly those ``analysis.retrieval.evidence_lines`` names for lines, and joining every unit with the
 separator gives the context back byte for byte.
@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+from ..core.registry import RagUnits
 
 
 @dataclass(frozen=True)
@@ -57,69 +59,61 @@ def word_windows(context: str, words: int) -> Units:
     return Units(tuple(context[s:e] for s, e in zip(starts, ends, strict=True)), tuple(starts), "")
 
 
-@dataclass(frozen=True)
-class FamilyUnits:
-    separator: str
-    render: Callable[[dict, str], str]  # (doc, context) -> the family's prompt with that context
+def family_units(doc: dict) -> RagUnits | None:
+    """The doc's family's own units and re-render (``Family.rag_units``), None when it brings none."""
+    from ..core.registry import get_family
 
-
-def _find_origin(doc: dict, context: str) -> str:
-    from ..families.find_origin.prompt import render_prompt
-
-    return render_prompt(context, doc["question"])
-
-
-def _graph(doc: dict, context: str) -> str:
-    from ..families.graph.prompt import render_prompt
-
-    return render_prompt(context, int(doc["difficulty"]["num_people"]), doc["question"])
-
-
-def _implicit_hop(doc: dict, context: str) -> str:
-    from ..families.implicit_hop.prompt import render_prompt
-
-    return render_prompt(context, doc["question"])
-
-
-def _recon(doc: dict, context: str) -> str:
-    from ..families.recon.prompt import render_prompt
-
-    return render_prompt(doc["difficulty"]["variant"], doc["difficulty"]["domain"], context, doc["question"])
-
-
-FAMILY_UNITS: dict[str, FamilyUnits] = {
-    "find_the_origin": FamilyUnits("\n", _find_origin),
-    "graph_reconstruction": FamilyUnits("\n\n", _graph),
-    "implicit_hop": FamilyUnits("\n", _implicit_hop),
-    "recon": FamilyUnits("\n", _recon),
-}
+    return get_family(doc["family"]).rag_units
 
 
 def units_of(doc: dict, chunk_words: int) -> Units:
-    family = FAMILY_UNITS.get(doc["family"])
+    family = family_units(doc)
     if family is None:
         return word_windows(doc["context"], chunk_words)
     return split_on(doc["context"], family.separator)
 
 
 def render(doc: dict, context: str) -> str:
-    """The doc's prompt with ``context`` in place of its own; a family without an entry gets its context swapped
-    inside its rendered prompt."""
-    family = FAMILY_UNITS.get(doc["family"])
+    """The doc's prompt with ``context`` in place of its own; a family that brings no ``rag_units`` gets its context
+    swapped inside its rendered prompt."""
+    family = family_units(doc)
     if family is not None:
         return family.render(doc, context)
     head, found, tail = doc["prompt"].partition(doc["context"])
     if not found:
         raise ValueError(f"lurch-rag: doc {doc['id']!r} does not hold its context in its prompt; allowed: families "
-                         f"{', '.join(FAMILY_UNITS)} or prompts that contain the context verbatim")
+                         "with rag_units (core.registry.RagUnits) or prompts that contain the context verbatim")
     return head + context + tail
 
 
-# What each doc's lurch-rag request cost and covered, handed to ``tasks.process_results`` (same process; lm-eval scores
-# after generating): doc id -> metrics of the last lurch-rag request for it.
-ACCOUNTS: dict[str, dict[str, float]] = {}
+# --- what one doc's lurch-rag request read, wrote and retrieved, handed to ``tasks.process_results`` -------------
+
+# The per-doc metrics, averaged by lm-eval (``lm_task.LurchTask`` declares them, only in runs that report them), with
+# whether higher is better (None: neither).
+RAG_METRICS: dict[str, bool | None] = {"prompt_tokens": False, "completion_tokens": False, "retrieved_units": None,
+                                       "coverage": True, "full_coverage": True, "dropped_units": False}
+RECORD_KEY = "lurch_rag"  # the per-doc record (settings, unit indices, written queries): a top-level sample key
 
 
-def take_account(doc: dict) -> dict[str, float]:
-    """The doc's lurch-rag metrics, removed once read (a later plain run of the same docs gets none)."""
-    return ACCOUNTS.pop(str(doc.get("id")), {})
+class RagAnswer(str):
+    """The inner model's answer (the text itself, unchanged), carrying its doc's account (``RAG_METRICS`` and the
+    ``RECORD_KEY`` record) to ``tasks.process_results``.
+
+    Why on the answer and not in a side table keyed by doc id: lm-eval hands ``process_results`` exactly the objects
+    the model returned for that doc's requests (its default ``take_first`` filter passes them through), so the account
+    cannot reach another doc, task or run, whatever ids they share, and nothing is left behind in the process. Only a
+    filter that rewrites the answer (a regex filter; our YAMLs declare none) would drop it: the doc then reports no
+    rag metrics, never another doc's. lm-eval's samples JSONL stores the answer as a plain string."""
+
+    account: dict
+
+    def __new__(cls, text: str, account: dict) -> RagAnswer:
+        answer = super().__new__(cls, text)
+        answer.account = account
+        return answer
+
+
+def answer_account(output: object) -> dict:
+    """What a lurch-rag answer carries (empty for any other model's answer)."""
+    account = getattr(output, "account", None)
+    return dict(account) if isinstance(output, RagAnswer) and isinstance(account, dict) else {}

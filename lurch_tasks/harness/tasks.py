@@ -22,7 +22,7 @@ from ..scoring import headline
 from .fit import record_lengths
 from .metadata import parse_metadata
 from .metrics import BINNED_METRICS, HEADLINE, SPARSE_METRICS, doc_metric_names
-from .rag_units import take_account
+from .rag_units import answer_account
 from .window import as_bool, model_tokenizer, model_window, plan_window, warn
 
 
@@ -309,7 +309,7 @@ def process_results(doc: dict, results: list[str], task_name: str | None = None,
         else:
             value = metrics.get(name)  # a sparse metric is None on the docs that do not report it
             out[name] = None if value is None else float(value)
-    out.update(take_account(doc))  # what a lurch-rag inner model read (harness.rag); nothing for other models
+    out.update(answer_account(output))  # what a lurch-rag inner model read (harness.rag); nothing for other models
     if not detail:
         return out
     own = set(family.bin_keys(doc).values())

@@ -80,6 +80,7 @@ def token_target(cell) -> int | None:
 
 register_family(
     Family(
+        rag_units=Deferred(f"{__name__}.prompt:RAG_UNITS"),
         name=FAMILY,
         version=VERSION,
         config_type=FindOriginConfig,

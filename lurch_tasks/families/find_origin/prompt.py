@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from ...core.registry import RagUnits
+
 LINE_TEMPLATE = '"{0}" is linked to "{1}"'
 _LINE = re.compile(r'^"([^"\n]+)" is linked to "([^"\n]+)"$')
 _QUESTION = re.compile(r'What is the origin of "([^"\n]+)"\?')
@@ -64,3 +66,11 @@ def context_lines(prompt: str) -> list[str]:
     _, _, body = prompt.partition(f"\n{CONTEXT_HEADER}\n")
     body, _, _ = body.rpartition("\n\n")
     return body.split("\n") if body else []
+
+
+def render_for_rag(doc: dict, context: str) -> str:
+    """The doc's prompt with ``context`` (some of its units, in context order) in place of its own (`lurch-rag`)."""
+    return render_prompt(context, doc["question"])
+
+
+RAG_UNITS = RagUnits("\n", render_for_rag)  # a unit: one link line

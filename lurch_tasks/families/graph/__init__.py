@@ -104,6 +104,7 @@ def token_target(cell) -> int:
 
 register_family(
     Family(
+        rag_units=Deferred(f"{__name__}.prompt:RAG_UNITS"),
         name=FAMILY, version=VERSION, config_type=GraphConfig, generate=generate,
         audit=Deferred(f"{__name__}.audit:audit"), solve=Deferred(f"{__name__}.baselines:solve"),
         guess=Deferred(f"{__name__}.baselines:guess"), score=score, bin_keys=bin_keys, bin_names=bin_names,

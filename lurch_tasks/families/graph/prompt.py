@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from ...core.registry import RagUnits
+
 PROFILE_SEPARATOR = "\n\n"
 CONTEXT_HEADER = "Profiles:"
 ANSWER_MARKER = "CONNECTIONS:"
@@ -62,3 +64,11 @@ def split_prompt(prompt: str) -> list[str]:
 def profile_name(paragraph: str) -> str | None:
     match = _PROFILE_NAME.match(paragraph)
     return match.group(1) if match else None
+
+
+def render_for_rag(doc: dict, context: str) -> str:
+    """The doc's prompt with ``context`` (some of its units, in context order) in place of its own (`lurch-rag`)."""
+    return render_prompt(context, int(doc["difficulty"]["num_people"]), doc["question"])
+
+
+RAG_UNITS = RagUnits("\n\n", render_for_rag)  # a unit: one person's profile (a paragraph)

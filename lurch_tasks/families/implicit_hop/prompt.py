@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ...core.registry import RagUnits
+
 INSTRUCTIONS = (
     "The facts below describe invented people, organisations, cities, regions and artefacts. Nothing about "
     "them is known outside this list, and every fact in it holds. Each of them has exactly one value for each "
@@ -53,3 +55,11 @@ def render_joined(items: list[str], plural: str, closing: str, number: bool) -> 
     numbered = "\n".join(f"{k}. {item}" for k, item in enumerate(items, 1))
     answer = NUMBER_ANSWER if number else f"{COMPARE_NOTE} {SINGLE_ANSWER}"
     return f"Question: Consider these {plural}:\n{numbered}\n{closing}\n{answer}"
+
+
+def render_for_rag(doc: dict, context: str) -> str:
+    """The doc's prompt with ``context`` (some of its units, in context order) in place of its own (`lurch-rag`)."""
+    return render_prompt(context, doc["question"])
+
+
+RAG_UNITS = RagUnits("\n", render_for_rag)  # a unit: one fact line

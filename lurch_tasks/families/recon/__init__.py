@@ -198,6 +198,7 @@ def _tasks(prefix: str) -> tuple[str, ...]:
 
 register_family(
     Family(
+        rag_units=Deferred(f"{__name__}.prompt:RAG_UNITS"),
         name=FAMILY, version=VERSION, config_type=ReconConfig, generate=generate,
         audit=Deferred(f"{__name__}.audit:audit"), solve=Deferred(f"{__name__}.baselines:solve"),
         guess=Deferred(f"{__name__}.baselines:guess"), score=score, bin_keys=bin_keys, bin_names=bin_names,

@@ -3,6 +3,8 @@ options (or items to order) and the answer line of its format, which states the 
 
 from __future__ import annotations
 
+from ...core.registry import RagUnits
+
 LETTERS = "ABCDEF"
 ORDER_LETTERS = "ABCDEFGHIJKLMNOP"  # an ordering lists every item of a trail (up to 15)
 ABSTAIN = "ABSTAIN"
@@ -68,3 +70,11 @@ QUESTION_SEPARATOR = "\n\n"  # between the context and the question
 def render_prompt(variant: str, domain: str, context: str, question: str) -> str:
     separator = QUESTION_SEPARATOR if context else ""
     return f"{prompt_head(variant, domain)}{context}{separator}{question}"
+
+
+def render_for_rag(doc: dict, context: str) -> str:
+    """The doc's prompt with ``context`` (some of its units, in context order) in place of its own (`lurch-rag`)."""
+    return render_prompt(doc["difficulty"]["variant"], doc["difficulty"]["domain"], context, doc["question"])
+
+
+RAG_UNITS = RagUnits("\n", render_for_rag)  # a unit: one case-file entry (a line)
