@@ -25,9 +25,11 @@ RUNS = {  # folder: (model, model_args, tasks)
     "solver_bm25_5": ("lurch-rag", "inner=lurch-solver,retriever=bm25,k=5", "recon_all,find_the_origin"),
     "sim_bm25_20": ("lurch-rag", f"{SIMULATED},retriever=bm25,k=20", "recon_all,find_the_origin"),
     "sim_facts_10": ("lurch-rag", f"{SIMULATED},memory=facts,k=10", "recon_all"),
+    "sim_gold": ("lurch-rag", f"{SIMULATED},retriever=gold", "recon_all,find_the_origin"),
 }
 LABELS = {"long": "lurch-simulated", "solver_bm25_5": "RAG bm25 k=5 · lurch-solver",
-          "sim_bm25_20": "RAG bm25 k=20 · lurch-simulated", "sim_facts_10": "Memory facts k=10 · lurch-simulated"}
+          "sim_bm25_20": "RAG bm25 k=20 · lurch-simulated", "sim_facts_10": "Memory facts k=10 · lurch-simulated",
+          "sim_gold": "Oracle retrieval · lurch-simulated"}
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +78,7 @@ def test_labels_name_each_system(report):
     families = {row["system"]: row["system_family"] for row in _csv(report / "systems_score_tokens.csv")}
     assert families == {"lurch-simulated": "long-context", "RAG bm25 k=5 · lurch-solver": RAG,
                         "RAG bm25 k=20 · lurch-simulated": RAG, "Memory facts k=10 · lurch-simulated": MEMORY,
-                        "Oracle (case) · lurch-simulated": ORACLE}
+                        "Oracle (case) · lurch-simulated": ORACLE, "Oracle retrieval · lurch-simulated": ORACLE}
 
 
 def test_rag_labels_from_settings():
@@ -125,6 +127,11 @@ def test_oracle_gap_is_the_difference_of_accuracies(runs, report):
     for _task, record in _samples(runs / "long"):
         if record["doc"]["difficulty"].get("variant") == "oracle":
             oracle[record["doc"]["difficulty"]["category"]].append(record["accuracy"])
+    gold: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for task, record in _samples(runs / "sim_gold"):
+        doc = record["doc"]
+        gold[doc["family"], _category(task, doc)].append(record["accuracy"] if "accuracy" in record else
+                                                         record["score"])
     gaps = _csv(report / "systems_oracle_gap.csv")
     checked = 0
     for row in gaps:
@@ -135,8 +142,14 @@ def test_oracle_gap_is_the_difference_of_accuracies(runs, report):
             checked += 1
         else:  # no Oracle of that answering model (the solver; Find the Origin has no structured case)
             assert row["oracle_case_accuracy"] == "" and row["gap_case"] == ""
-        assert row["oracle_retrieval_accuracy"] == ""  # no retriever=gold run here
-    assert checked >= 3
+        if row["system"].endswith("lurch-simulated"):  # the retriever=gold run of the same answering model
+            want = sum(gold[row["family"], row["category"]]) / len(gold[row["family"], row["category"]])
+            assert math.isclose(float(row["oracle_retrieval_accuracy"]), want)
+            assert math.isclose(float(row["gap_retrieval"]), want - float(row["accuracy"]))
+            checked += 1
+        else:
+            assert row["oracle_retrieval_accuracy"] == ""  # no retriever=gold run of the solver here
+    assert checked >= 6
     html = (report / "report.html").read_text(encoding="utf-8")
     section = html.split('<section id="systems">', 1)[1].split("</section>", 1)[0]
     assert 'class="empty"' in section and "no Oracle run of that answering model" in section
