@@ -17,13 +17,16 @@ question with each option, the entities alone) and fuses them by RRF. Ties alway
 
 ``ContextSource`` is the seam: the retriever is one implementation, ``MemorySource`` the other (``memory=facts``:
 ``lurch_tasks.memory``'s built-in fact store ingests each context once, a RECON case's questions share it, and each
-question recalls at most k units; coverage is measured on the units it returns).
+question recalls at most k units; coverage is measured on the units it returns; ``memory=mem0``: Mem0 offline, its
+settings given as ``memory_<name>=<value>``, e.g. ``memory_infer=false``).
 """
 
 from __future__ import annotations
 
 import functools
+import importlib.util
 import re
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Protocol
@@ -33,13 +36,14 @@ from lm_eval.api.registry import register_model
 from tqdm.auto import tqdm
 
 from ..analysis.retrieval import bm25_scores, dense_scores, query_of, rrf_fuse, stable_order
-from ..memory import IngestCache, MemorySystem, make_memory
+from ..memory import IngestCache, MemorySystem, context_key, make_memory, setting_names
 from .rag_units import ACCOUNTS, Units, render, units_of
 
 RETRIEVERS = ("bm25", "dense", "hybrid")
 RERANKERS = ("none", "dense")
 MULTI_QUERY = ("none", "template")
-MEMORIES = ("none", "facts")  # facts: lurch_tasks.memory.FactStore (built in, no model)
+MEMORIES = ("none", "facts", "mem0")  # facts: lurch_tasks.memory.FactStore (built in); mem0: Mem0Memory (offline)
+MEMORY_PREFIX = "memory_"  # memory_<name>=<value> in --model_args is the memory's own setting <name>
 ARGUMENTS = ("inner", "inner_args", "retriever", "k", "rerank", "rerank_depth", "multi_query", "chunk_words",
              "memory")
 
@@ -55,6 +59,7 @@ class RagSettings:
     multi_query: str = "none"
     chunk_words: int = 200  # the word-window chunker's window, for families with no natural unit
     memory: str = "none"  # a memory system instead of the retriever: ingest each context once, recall per question
+    memory_settings: tuple[tuple[str, str], ...] = ()  # (name, value) for make_memory, sorted by name
 
 
 def _choice(field: str, value: object, allowed: Sequence[str]) -> str:
@@ -76,7 +81,7 @@ def _positive(field: str, value: object, all_ok: bool = False) -> int | None:
 def parse_settings(args: dict) -> RagSettings:
     """``--model_args`` of lurch-rag, validated: every error is one line naming the field, the value and what is
     allowed."""
-    unknown = sorted(set(args) - set(ARGUMENTS))
+    unknown = sorted(key for key in set(args) - set(ARGUMENTS) if not str(key).startswith(MEMORY_PREFIX))
     if unknown:
         raise ValueError(f"model_args: {unknown[0]!r} is not an argument of lurch-rag; allowed: {', '.join(ARGUMENTS)}")
     inner = str(args.get("inner") or "")
@@ -95,8 +100,36 @@ def parse_settings(args: dict) -> RagSettings:
         rerank_depth=_positive("rerank_depth", args.get("rerank_depth", 50)) or 50,
         multi_query=_choice("multi_query", args.get("multi_query", "none"), MULTI_QUERY),
         chunk_words=_positive("chunk_words", args.get("chunk_words", 200)) or 200,
-        memory=_choice("memory", args.get("memory", "none"), MEMORIES),
+        memory=(memory := _choice("memory", args.get("memory", "none"), MEMORIES)),
+        memory_settings=memory_settings_of(memory, args),
     )
+
+
+def memory_settings_of(memory: str, args: dict) -> tuple[tuple[str, str], ...]:
+    """The ``memory_<name>=<value>`` arguments as (name, value), checked against what ``memory`` accepts (and, for
+    Mem0, that the library is installed) so a typo fails on one line before the inner model loads."""
+    given = {str(key)[len(MEMORY_PREFIX):]: str(value) for key, value in args.items()
+             if str(key).startswith(MEMORY_PREFIX)}
+    if memory == "none":
+        if given:
+            raise ValueError(f"model_args: {MEMORY_PREFIX}{sorted(given)[0]} needs a memory system; allowed: "
+                             f"memory={' or memory='.join(MEMORIES[1:])} with it, or no {MEMORY_PREFIX}* argument")
+        return ()
+    allowed = setting_names(memory)
+    for name in sorted(given):
+        if name not in allowed:
+            raise ValueError(f"model_args: {MEMORY_PREFIX}{name} is not a setting of memory={memory}; allowed: "
+                             + ", ".join(MEMORY_PREFIX + a for a in allowed))
+    if memory == "mem0":
+        if importlib.util.find_spec("mem0") is None:
+            raise ValueError("model_args: memory=mem0 needs the mem0ai library: pip install 'lurch-tasks[memory]'")
+        from ..memory.mem0_local import Mem0Config, check_offline
+
+        try:
+            check_offline(Mem0Config.from_settings(given))
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"model_args: {error}") from None
+    return tuple(sorted(given.items()))
 
 
 # --- queries ---------------------------------------------------------------------------------------------------
@@ -181,19 +214,50 @@ class Retriever:
 
 class MemorySource:
     """A memory system as the context source: each context is ingested once (``IngestCache``: a RECON case's questions
-    share one memory), then the question recalls at most k stored units, mapped back to context units (a memory that
-    keeps units verbatim, like ``FactStore``, maps exactly) so coverage is measured as for a retriever."""
+    share one memory), then the question recalls at most k stored texts. A memory that keeps units verbatim
+    (``FactStore``, Mem0 with ``infer=false``) maps them back to context units by identity, so coverage is measured as
+    for a retriever; one that writes its own memories (Mem0 with ``infer=true``) sends those texts, and its coverage
+    counts the units whose ``add`` stored each recalled memory (``recall_with_origins``: provenance, not content)."""
 
     def __init__(self, settings: RagSettings, factory: Callable[[], MemorySystem]) -> None:
         self.settings = settings
         self.cache = IngestCache(factory)
+        self.ingests: dict[str, dict[str, float]] = {}  # context key -> ingest cost (CPU and wall seconds, units)
+        self.memories: dict[str, MemorySystem] = {}
+
+    def memory_for(self, units: Units) -> tuple[MemorySystem, dict[str, float]]:
+        """The context's memory, ingesting it (timed: process CPU and wall seconds) the first time it is seen."""
+        key = context_key(units.texts)
+        if key not in self.ingests:
+            cpu, wall = time.process_time(), time.perf_counter()
+            self.memories[key] = self.cache.memory_for(units.texts)
+            self.ingests[key] = {"units": float(len(units.texts)), "cpu_seconds": time.process_time() - cpu,
+                                 "wall_seconds": time.perf_counter() - wall}
+        return self.memories[key], self.ingests[key]
 
     def context_for(self, doc: dict, units: Units) -> tuple[str, list[int]]:
-        memory = self.cache.memory_for(units.texts)
+        memory, _ = self.memory_for(units)
         k = len(units.texts) if self.settings.k is None else self.settings.k
-        recalled = memory.recall(" ".join(queries_for(doc, self.settings)), k)
-        chosen = units_holding(units, recalled)
-        return units.join(chosen), chosen
+        query = " ".join(queries_for(doc, self.settings))
+        if getattr(memory, "verbatim", True):
+            chosen = units_holding(units, memory.recall(query, k))
+            return units.join(chosen), chosen
+        hits = memory.recall_with_origins(query, k)  # type: ignore[attr-defined]
+        return units.separator.join(text for _, text in hits), sorted({origin for origin, _ in hits if origin >= 0})
+
+    def account(self, units: Units) -> dict[str, float]:
+        """Per doc: the ingest cost of its context (every question of a case carries its case's, so the mean over
+        docs is the cost per case)."""
+        _, cost = self.memory_for(units)
+        return {"ingest_cpu_seconds": cost["cpu_seconds"], "ingest_wall_seconds": cost["wall_seconds"]}
+
+    def describe(self) -> dict:
+        """The memory's settings and, per ingested context, its ingest cost and the memory's own ``describe()``
+        (Mem0: memories stored, LLM calls and tokens, JSON answers)."""
+        contexts = [{"context": key[:16], **cost, **self.memories[key].describe()}
+                    for key, cost in self.ingests.items()]
+        return {"memory": self.settings.memory, "memory_settings": dict(self.settings.memory_settings),
+                "contexts": contexts}
 
 
 def units_holding(units: Units, texts: Sequence[str]) -> list[int]:
@@ -205,17 +269,17 @@ def units_holding(units: Units, texts: Sequence[str]) -> list[int]:
     return sorted(chosen)
 
 
-def memory_factory(name: str) -> Callable[[], MemorySystem]:
-    """A fresh memory per context (``lurch_tasks.memory.make_memory``); Mem0 needs a local server and settings, so
-    only the built-in ``facts`` is offered here yet."""
-    return functools.partial(make_memory, name)
+def memory_factory(name: str, settings: Sequence[tuple[str, str]] = ()) -> Callable[[], MemorySystem]:
+    """A fresh memory per context (``lurch_tasks.memory.make_memory``) with the run's ``memory_*`` settings."""
+    return functools.partial(make_memory, name, **dict(settings))
 
 
 def augment(doc: dict, source: ContextSource, chunk_words: int = 200) -> tuple[str, dict[str, float]]:
     """The doc's prompt re-rendered with what ``source`` selects, and its ``account`` (no token count)."""
     units = units_of(doc, chunk_words)
     context, chosen = source.context_for(doc, units)
-    return render(doc, context), account(doc, units, chosen)
+    extra = source.account(units) if isinstance(source, MemorySource) else {}
+    return render(doc, context), {**account(doc, units, chosen), **extra}
 
 
 def account(doc: dict, units: Units, chosen: list[int] | None) -> dict[str, float]:
@@ -238,13 +302,14 @@ class RagLM(LM):
 
     def __init__(self, inner: str = "", inner_args: str = "", retriever: str = "bm25", k: int | str = 20,
                  rerank: str = "none", rerank_depth: int | str = 50, multi_query: str = "none",
-                 chunk_words: int | str = 200, memory: str = "none", additional_config: dict | None = None) -> None:
+                 chunk_words: int | str = 200, memory: str = "none", additional_config: dict | None = None,
+                 **memory_settings: str) -> None:
         super().__init__()
         from lm_eval.api.registry import get_model
 
         self.settings = parse_settings({"inner": inner, "inner_args": inner_args, "retriever": retriever, "k": k,
                                         "rerank": rerank, "rerank_depth": rerank_depth, "multi_query": multi_query,
-                                        "chunk_words": chunk_words, "memory": memory})
+                                        "chunk_words": chunk_words, "memory": memory, **memory_settings})
         try:
             inner_class = get_model(self.settings.inner)
         except Exception:
@@ -252,7 +317,8 @@ class RagLM(LM):
                              "hf, vllm, local-completions, lurch-solver, lurch-random, ...") from None
         self.inner = inner_class.create_from_arg_string(self.settings.inner_args, additional_config or {})
         self.source: ContextSource = (Retriever(self.settings) if self.settings.memory == "none" else
-                                      MemorySource(self.settings, memory_factory(self.settings.memory)))
+                                      MemorySource(self.settings, memory_factory(self.settings.memory,
+                                                                                  self.settings.memory_settings)))
 
     @classmethod
     def create_from_arg_string(cls, arg_string: str, additional_config: dict | None = None):
@@ -270,8 +336,12 @@ class RagLM(LM):
         return cls(**arg_dict, additional_config=extra)
 
     def record(self) -> dict:
-        """The settings every doc of this run was retrieved with."""
-        return asdict(self.settings)
+        """The settings every doc of this run was retrieved with; with a memory system, also what it ingested
+        (``MemorySource.describe``: per context, the ingest cost and the memory's own ``describe()``)."""
+        out = asdict(self.settings)
+        if isinstance(self.source, MemorySource):
+            out["memory_system"] = self.source.describe()
+        return out
 
     def count_tokens(self, text: str) -> int:
         encode = getattr(self.inner, "tok_encode", None)
