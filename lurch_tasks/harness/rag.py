@@ -300,6 +300,9 @@ def account(doc: dict, units: Units, chosen: list[int] | None) -> dict[str, floa
 class RagLM(LM):
     """Retrieval-augmented wrapper: see the module docstring."""
 
+    # named through **memory_settings: lm-eval hands model arguments to the tasks' metadata too, whose check reads this
+    KEYWORD_ARGUMENTS = tuple(MEMORY_PREFIX + name for memory in MEMORIES[1:] for name in setting_names(memory))
+
     def __init__(self, inner: str = "", inner_args: str = "", retriever: str = "bm25", k: int | str = 20,
                  rerank: str = "none", rerank_depth: int | str = 50, multi_query: str = "none",
                  chunk_words: int | str = 200, memory: str = "none", additional_config: dict | None = None,
