@@ -5,9 +5,9 @@ and the coverage it records equals `lurch diagnose`'s. RECON's known exceptions 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
-from dataclasses import asdict
 from functools import cache
 from statistics import mean
 
@@ -19,7 +19,15 @@ from lurch_tasks.core.generation import iter_rows, resolve_task
 from lurch_tasks.core.registry import get_family
 from lurch_tasks.families.graph.prompt import profile_name
 from lurch_tasks.harness.models import solve_prompt
-from lurch_tasks.harness.rag import RagSettings, Retriever, augment, entity_query, parse_settings, queries_for
+from lurch_tasks.harness.rag import (
+    RagSettings,
+    Retriever,
+    augment,
+    entity_query,
+    parse_settings,
+    queries_for,
+    settings_record,
+)
 from lurch_tasks.harness.rag_units import render, units_of, word_windows
 
 SLICES = {  # family -> (task, overrides, docs): small, fast, every answer format the family has
@@ -222,7 +230,7 @@ def test_lurch_eval_through_lm_eval_records_the_accounting(tmp_path):
         assert sample["score"] == sample["full_coverage"] and 0 <= sample["coverage"] <= 1
         assert sample["completion_tokens"] == reference_counter().count(sample["resps"][0][0]) > 0
         record = sample["lurch_rag"]
-        assert record["settings"] == asdict(parse_settings({"inner": "lurch-solver", "k": 5}))
+        assert record["settings"] == settings_record(parse_settings({"inner": "lurch-solver", "k": 5}))
         assert len(record["units"]) == 5 and record["units"] == sorted(record["units"])
         assert "dropped_units" not in sample  # no window known for the solver: nothing to drop
     assert len(list(iter_samples(find_runs([out])))) == 4  # the report's doc checks accept the samples
@@ -494,3 +502,111 @@ def test_written_queries_use_the_chat_template_when_the_run_applies_one():
     model.apply_chat_template([{"role": "user", "content": "x"}])  # what lm-eval calls for --apply_chat_template
     model.generate_until(_requests(rows_of("implicit_hop")[:1]), disable_tqdm=True)
     assert QueryWriter.asks[0][0].startswith("<chat>Write 3 different short search queries")
+
+
+# --- memory systems inside lurch-rag: memory_<name>=<value> settings, Mem0's two coverage paths ------------------
+
+MEMORY_ENTRIES = (
+    "[Day 1, 09:00] [LOG] [Officer Mara Quill] Anna Berg was seen at Harbor Bank on Day 1 from 10:00 to 11:00.",
+    "[Day 1, 12:00] [LOG] [Officer Mara Quill] Tomas Reed was seen at Lake Market on Day 1 from 10:30 to 12:00.",
+    "[Day 2, 15:00] [MEMO] [Clerk Pia Sund] The vault code is kept by Jonas Kell.",
+)
+
+
+def memory_doc(question: str) -> dict:
+    """A hand-made doc whose units are its lines (the line-family unit), the first line gold."""
+    return {"family": "find_the_origin", "context": "\n".join(MEMORY_ENTRIES), "question": question,
+            "evidence": [{"start": 0, "end": 10}]}
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ({"memory_infer": "false"}, "model_args: memory_infer needs a memory system; allowed: memory=facts or memory=mem0"),
+    ({"memory": "facts", "memory_top_k": "3"},
+     "model_args: memory_top_k is not a setting of memory=facts; allowed: memory_include_superseded"),
+])
+def test_memory_settings_errors_are_one_line(args, message):
+    with pytest.raises(ValueError) as error:
+        parse_settings({"inner": "lurch-solver", **args})
+    assert message in str(error.value) and "\n" not in str(error.value)
+
+
+def test_memory_settings_reach_make_memory_and_fail_before_the_inner_model_loads():
+    from lurch_tasks.harness.metadata import chosen_model_arguments
+    from lurch_tasks.harness.rag import RagLM, memory_factory
+
+    settings = parse_settings({"inner": "lurch-solver", "memory": "facts", "memory_include_superseded": "true"})
+    assert settings.memory_settings == (("include_superseded", "true"),)
+    assert memory_factory(settings.memory, settings.memory_settings)().describe()["include_superseded"] is True
+    with pytest.raises(ValueError, match="memory_top_k is not a setting of memory=mem0; allowed: memory_base_url"):
+        RagLM.create_from_arg_string("inner=no-such-model,memory=mem0,memory_top_k=3")  # the memory fails first
+    assert {"memory_infer", "memory_include_superseded"} <= chosen_model_arguments("lurch-rag")  # metadata check
+
+
+def test_memory_mem0_without_the_library_names_the_extra(monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "mem0" else real(name, *a))
+    with pytest.raises(ValueError) as error:
+        parse_settings({"inner": "lurch-solver", "memory": "mem0", "memory_infer": "false"})
+    assert str(error.value) == ("model_args: memory=mem0 needs the mem0ai library: "
+                                "pip install 'lurch-tasks[memory]'")
+
+
+class RewritingMemory:
+    """A memory that writes its own texts (as Mem0 with infer=true does): coverage comes from provenance."""
+
+    verbatim = False
+
+    def ingest(self, units):
+        self.units = list(units)
+
+    def recall_with_origins(self, question, k):
+        return [(0, "Anna Berg: Harbor Bank, Day 1."), (-1, "an orphan memory")][:k]
+
+    def recall(self, question, k):
+        return [text for _, text in self.recall_with_origins(question, k)]
+
+    def describe(self):
+        return {"memory": "rewriting"}
+
+
+def test_a_rewriting_memory_sends_its_texts_and_is_covered_by_provenance():
+    from lurch_tasks.harness.rag import MemorySource
+
+    source = MemorySource(parse_settings({"inner": "lurch-solver", "memory": "facts", "k": 2}), RewritingMemory)
+    doc = memory_doc("Where was Anna Berg seen?")
+    units = units_of(doc, 200)
+    context, chosen = source.context_for(doc, units)
+    assert context == "Anna Berg: Harbor Bank, Day 1.\nan orphan memory" and chosen == [0]
+    described = source.describe()
+    assert described["contexts"][0]["units"] == 3 and described["contexts"][0]["memory"] == "rewriting"
+    assert set(source.account(units)) == {"ingest_cpu_seconds", "ingest_wall_seconds"}
+
+
+def test_lurch_eval_takes_memory_settings_and_records_the_ingest_cost(tmp_path):
+    from in_process import lurch_in_process
+
+    out = tmp_path / "mem"
+    result = lurch_in_process("eval", "--model", "lurch-rag", "--model_args",
+                              "inner=lurch-solver,memory=facts,memory_include_superseded=true,k=5",
+                              "--tasks", "find_the_origin", "--limit", "2", "--output_path", str(out), "--log_samples")
+    assert result.returncode == 0, result.stderr[-3000:]
+    samples = [json.loads(line) for path in out.rglob("samples_*.jsonl") for line in path.read_text().splitlines()]
+    assert len(samples) == 2 and all(s["ingest_cpu_seconds"] >= 0 and s["retrieved_units"] <= 5 for s in samples)
+
+
+MEM0 = importlib.util.find_spec("mem0") is not None
+
+
+@pytest.mark.skipif(not MEM0, reason="mem0ai is not installed (pip install 'lurch-tasks[memory]')")
+def test_memory_mem0_verbatim_maps_by_identity():
+    from lurch_tasks.harness.rag import MemorySource, memory_factory
+
+    settings = parse_settings({"inner": "lurch-solver", "memory": "mem0", "memory_infer": "false", "k": 1})
+    source = MemorySource(settings, memory_factory(settings.memory, settings.memory_settings))
+    doc = memory_doc("Where was Anna Berg seen?")
+    prompt_context, chosen = source.context_for(doc, units_of(doc, 200))
+    assert (prompt_context, chosen) == (MEMORY_ENTRIES[0], [0])
+    context = source.describe()["contexts"][0]
+    assert context["ingest"]["memories"] == 3 and context["infer"] is False and context["cpu_seconds"] >= 0

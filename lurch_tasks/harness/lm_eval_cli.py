@@ -434,7 +434,7 @@ def rag_record(results: dict) -> dict | None:
     """The settings of a `lurch-rag` run (None for any other model), read back from the run's own model arguments
     exactly as the wrapper parsed them. Each task's ``lurch_rag`` row (lm-eval's count of the per-doc records,
     which stay whole in the samples) is dropped from the table and the results: the settings say it once."""
-    from .rag import ARGUMENTS, parse_settings
+    from .rag import ARGUMENTS, MEMORY_PREFIX, parse_settings, settings_record
 
     config = results.get("config") or {}
     if config.get("model") != "lurch-rag":
@@ -451,9 +451,8 @@ def rag_record(results: dict) -> dict | None:
     for declared in (results.get("higher_is_better") or {}).values():
         if isinstance(declared, dict):
             declared.pop(RAG_KEY, None)
-    from dataclasses import asdict
-
-    return asdict(parse_settings({key: value for key, value in dict(args).items() if key in ARGUMENTS}))
+    own = {key: value for key, value in dict(args).items() if key in ARGUMENTS or str(key).startswith(MEMORY_PREFIX)}
+    return settings_record(parse_settings(own))
 
 
 def coverage_record(results: dict) -> dict | None:

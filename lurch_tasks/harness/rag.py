@@ -24,13 +24,16 @@ always fall to unit order.
 
 ``ContextSource`` is the seam: the retriever is one implementation, ``MemorySource`` the other (``memory=facts``:
 ``lurch_tasks.memory``'s built-in fact store ingests each context once, a RECON case's questions share it, and each
-question recalls at most k units; coverage is measured on the units it returns).
+question recalls at most k units; coverage is measured on the units it returns; ``memory=mem0``: Mem0 offline, its
+settings given as ``memory_<name>=<value>``, e.g. ``memory_infer=false``).
 """
 
 from __future__ import annotations
 
 import functools
+import importlib.util
 import re
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Protocol
@@ -40,13 +43,14 @@ from lm_eval.api.registry import register_model
 from tqdm.auto import tqdm
 
 from ..analysis.retrieval import bm25_scores, dense_scores, query_of, rrf_fuse, stable_order
-from ..memory import IngestCache, MemorySystem, make_memory
+from ..memory import IngestCache, MemorySystem, context_key, make_memory, setting_names
 from .rag_units import RECORD_KEY, RagAnswer, Units, render, units_of
 
 RETRIEVERS = ("bm25", "dense", "hybrid", "gold")  # gold: the Oracle, exactly the doc's gold evidence units
 RERANKERS = ("none", "dense")
 MULTI_QUERY = ("none", "template", "model")  # model: queries written by the inner model
-MEMORIES = ("none", "facts")  # facts: lurch_tasks.memory.FactStore (built in, no model)
+MEMORIES = ("none", "facts", "mem0")  # facts: lurch_tasks.memory.FactStore (built in); mem0: Mem0Memory (offline)
+MEMORY_PREFIX = "memory_"  # memory_<name>=<value> in --model_args is the memory's own setting <name>
 ARGUMENTS = ("inner", "inner_args", "retriever", "k", "rerank", "rerank_depth", "multi_query", "mq_n", "chunk_words",
              "memory", "inner_window")
 BASELINES = ("lurch-solver", "lurch-random", "lurch-simulated")  # answer from the prompt alone: cannot write queries
@@ -65,6 +69,12 @@ class RagSettings:
     chunk_words: int = 200  # the word-window chunker's window, for families with no natural unit
     memory: str = "none"  # a memory system instead of the retriever: ingest each context once, recall per question
     inner_window: int | None = None  # the inner model's window in tokens when inner_args cannot tell (e.g. a baseline)
+    memory_settings: tuple[tuple[str, str], ...] = ()  # (name, value) for make_memory, sorted by name
+
+
+def settings_record(settings: RagSettings) -> dict:
+    """The settings as JSON keeps them (the samples, the results' ``lurch_rag``): memory settings as a mapping."""
+    return {**asdict(settings), "memory_settings": dict(settings.memory_settings)}
 
 
 def _choice(field: str, value: object, allowed: Sequence[str]) -> str:
@@ -86,7 +96,7 @@ def _positive(field: str, value: object, all_ok: bool = False) -> int | None:
 def parse_settings(args: dict) -> RagSettings:
     """``--model_args`` of lurch-rag, validated: every error is one line naming the field, the value and what is
     allowed."""
-    unknown = sorted(set(args) - set(ARGUMENTS))
+    unknown = sorted(key for key in set(args) - set(ARGUMENTS) if not str(key).startswith(MEMORY_PREFIX))
     if unknown:
         raise ValueError(f"model_args: {unknown[0]!r} is not an argument of lurch-rag; allowed: {', '.join(ARGUMENTS)}")
     inner = str(args.get("inner") or "")
@@ -111,9 +121,37 @@ def parse_settings(args: dict) -> RagSettings:
         multi_query=multi_query,
         mq_n=_positive("mq_n", args.get("mq_n", 3)) or 3,
         chunk_words=_positive("chunk_words", args.get("chunk_words", 200)) or 200,
-        memory=_choice("memory", args.get("memory", "none"), MEMORIES),
+        memory=(memory := _choice("memory", args.get("memory", "none"), MEMORIES)),
         inner_window=None if window in (None, "") else _positive("inner_window", window),
+        memory_settings=memory_settings_of(memory, args),
     )
+
+
+def memory_settings_of(memory: str, args: dict) -> tuple[tuple[str, str], ...]:
+    """The ``memory_<name>=<value>`` arguments as (name, value), checked against what ``memory`` accepts (and, for
+    Mem0, that the library is installed) so a typo fails on one line before the inner model loads."""
+    given = {str(key)[len(MEMORY_PREFIX):]: str(value) for key, value in args.items()
+             if str(key).startswith(MEMORY_PREFIX)}
+    if memory == "none":
+        if given:
+            raise ValueError(f"model_args: {MEMORY_PREFIX}{sorted(given)[0]} needs a memory system; allowed: "
+                             f"memory={' or memory='.join(MEMORIES[1:])} with it, or no {MEMORY_PREFIX}* argument")
+        return ()
+    allowed = setting_names(memory)
+    for name in sorted(given):
+        if name not in allowed:
+            raise ValueError(f"model_args: {MEMORY_PREFIX}{name} is not a setting of memory={memory}; allowed: "
+                             + ", ".join(MEMORY_PREFIX + a for a in allowed))
+    if memory == "mem0":
+        if importlib.util.find_spec("mem0") is None:
+            raise ValueError("model_args: memory=mem0 needs the mem0ai library: pip install 'lurch-tasks[memory]'")
+        from ..memory.mem0_local import Mem0Config, check_offline
+
+        try:
+            check_offline(Mem0Config.from_settings(given))
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"model_args: {error}") from None
+    return tuple(sorted(given.items()))
 
 
 # --- queries ---------------------------------------------------------------------------------------------------
@@ -243,19 +281,55 @@ class Retriever:
 
 class MemorySource:
     """A memory system as the context source: each context is ingested once (``IngestCache``: a RECON case's questions
-    share one memory), then the question recalls at most k stored units, mapped back to context units (a memory that
-    keeps units verbatim, like ``FactStore``, maps exactly) so coverage is measured as for a retriever."""
+    share one memory), then the question recalls at most k stored texts. A memory that keeps units verbatim
+    (``FactStore``, Mem0 with ``infer=false``) maps them back to context units by identity, so coverage is measured as
+    for a retriever; one that writes its own memories (Mem0 with ``infer=true``) sends those texts, and its coverage
+    counts the units whose ``add`` stored each recalled memory (``recall_with_origins``: provenance, not content)."""
 
     def __init__(self, settings: RagSettings, factory: Callable[[], MemorySystem]) -> None:
         self.settings = settings
         self.cache = IngestCache(factory)
+        self.ingests: dict[str, dict[str, float]] = {}  # context key -> ingest cost (CPU and wall seconds, units)
+        self.memories: dict[str, MemorySystem] = {}
+
+    def memory_for(self, units: Units) -> tuple[MemorySystem, dict[str, float]]:
+        """The context's memory, ingesting it (timed: process CPU and wall seconds) the first time it is seen."""
+        key = context_key(units.texts)
+        if key not in self.ingests:
+            cpu, wall = time.process_time(), time.perf_counter()
+            self.memories[key] = self.cache.memory_for(units.texts)
+            self.ingests[key] = {"units": float(len(units.texts)), "cpu_seconds": time.process_time() - cpu,
+                                 "wall_seconds": time.perf_counter() - wall}
+        return self.memories[key], self.ingests[key]
 
     def context_for(self, doc: dict, units: Units) -> tuple[str, list[int]]:
-        memory = self.cache.memory_for(units.texts)
+        memory, _ = self.memory_for(units)
         k = len(units.texts) if self.settings.k is None else self.settings.k
-        recalled = memory.recall(" ".join(queries_for(doc, self.settings)), k)
-        chosen = units_holding(units, recalled)
-        return units.join(chosen), chosen
+        query = " ".join(queries_for(doc, self.settings))
+        if getattr(memory, "verbatim", True):
+            chosen = units_holding(units, memory.recall(query, k))
+            return units.join(chosen), chosen
+        hits = memory.recall_with_origins(query, k)  # type: ignore[attr-defined]
+        return units.separator.join(text for _, text in hits), sorted({origin for origin, _ in hits if origin >= 0})
+
+    def account(self, units: Units) -> dict[str, float]:
+        """Per doc: the ingest cost of its context (every question of a case carries its case's, so the mean over
+        docs is the cost per case)."""
+        _, cost = self.memory_for(units)
+        return {"ingest_cpu_seconds": cost["cpu_seconds"], "ingest_wall_seconds": cost["wall_seconds"]}
+
+    def describe_context(self, units: Units) -> dict:
+        """One context's ingest cost and its memory's own ``describe()`` (the per-doc record)."""
+        memory, cost = self.memory_for(units)
+        return {"context": context_key(units.texts)[:16], **cost, **memory.describe()}
+
+    def describe(self) -> dict:
+        """The memory's settings and, per ingested context, its ingest cost and the memory's own ``describe()``
+        (Mem0: memories stored, LLM calls and tokens, JSON answers)."""
+        contexts = [{"context": key[:16], **cost, **self.memories[key].describe()}
+                    for key, cost in self.ingests.items()]
+        return {"memory": self.settings.memory, "memory_settings": dict(self.settings.memory_settings),
+                "contexts": contexts}
 
 
 def units_holding(units: Units, texts: Sequence[str]) -> list[int]:
@@ -267,17 +341,17 @@ def units_holding(units: Units, texts: Sequence[str]) -> list[int]:
     return sorted(chosen)
 
 
-def memory_factory(name: str) -> Callable[[], MemorySystem]:
-    """A fresh memory per context (``lurch_tasks.memory.make_memory``); Mem0 needs a local server and settings, so
-    only the built-in ``facts`` is offered here yet."""
-    return functools.partial(make_memory, name)
+def memory_factory(name: str, settings: Sequence[tuple[str, str]] = ()) -> Callable[[], MemorySystem]:
+    """A fresh memory per context (``lurch_tasks.memory.make_memory``) with the run's ``memory_*`` settings."""
+    return functools.partial(make_memory, name, **dict(settings))
 
 
 def augment(doc: dict, source: ContextSource, chunk_words: int = 200) -> tuple[str, dict[str, float]]:
     """The doc's prompt re-rendered with what ``source`` selects, and its ``account`` (no token count)."""
     units = units_of(doc, chunk_words)
     context, chosen = source.context_for(doc, units)
-    return render(doc, context), account(doc, units, chosen)
+    extra = source.account(units) if isinstance(source, MemorySource) else {}
+    return render(doc, context), {**account(doc, units, chosen), **extra}
 
 
 def account(doc: dict, units: Units, chosen: list[int] | None) -> dict[str, float]:
@@ -322,17 +396,20 @@ class Prepared:
 class RagLM(LM):
     """Retrieval-augmented wrapper: see the module docstring."""
 
+    # named through **memory_settings: lm-eval hands model arguments to the tasks' metadata too, whose check reads this
+    KEYWORD_ARGUMENTS = tuple(MEMORY_PREFIX + name for memory in MEMORIES[1:] for name in setting_names(memory))
+
     def __init__(self, inner: str = "", inner_args: str = "", retriever: str = "bm25", k: int | str = 20,
                  rerank: str = "none", rerank_depth: int | str = 50, multi_query: str = "none", mq_n: int | str = 3,
                  chunk_words: int | str = 200, memory: str = "none", inner_window: int | str | None = None,
-                 additional_config: dict | None = None) -> None:
+                 additional_config: dict | None = None, **memory_settings: str) -> None:
         super().__init__()
         from lm_eval.api.registry import get_model
 
         self.settings = parse_settings({"inner": inner, "inner_args": inner_args, "retriever": retriever, "k": k,
                                         "rerank": rerank, "rerank_depth": rerank_depth, "multi_query": multi_query,
                                         "mq_n": mq_n, "chunk_words": chunk_words, "memory": memory,
-                                        "inner_window": inner_window})
+                                        "inner_window": inner_window, **memory_settings})
         try:
             inner_class = get_model(self.settings.inner)
         except Exception:
@@ -340,7 +417,8 @@ class RagLM(LM):
                              "hf, vllm, local-completions, lurch-solver, lurch-random, ...") from None
         self.inner = inner_class.create_from_arg_string(self.settings.inner_args, additional_config or {})
         self.source: ContextSource = (Retriever(self.settings) if self.settings.memory == "none" else
-                                      MemorySource(self.settings, memory_factory(self.settings.memory)))
+                                      MemorySource(self.settings, memory_factory(self.settings.memory,
+                                                                                  self.settings.memory_settings)))
         self.window = inner_window_of(self.settings)
         self.chat = False  # lm-eval applies a chat template to this run's prompts (then the query prompts get it too)
 
@@ -360,8 +438,12 @@ class RagLM(LM):
         return cls(**arg_dict, additional_config=extra)
 
     def record(self) -> dict:
-        """The settings every doc of this run was retrieved with."""
-        return asdict(self.settings)
+        """The settings every doc of this run was retrieved with; with a memory system, also what it ingested
+        (``MemorySource.describe``: per context, the ingest cost and the memory's own ``describe()``)."""
+        out = settings_record(self.settings)
+        if isinstance(self.source, MemorySource):
+            out["memory_system"] = self.source.describe()
+        return out
 
     def count_tokens(self, text: str) -> int:
         encode = getattr(self.inner, "tok_encode", None)
@@ -396,24 +478,30 @@ class RagLM(LM):
             return sent.replace(doc["prompt"], render(doc, context if kept is None else units.join(kept)), 1)
 
         kept = chosen
-        if self.window is not None and chosen is not None:
+        unit_based = chosen is not None and context == units.join(chosen)  # a rewriting memory sends its own texts
+        if self.window is not None and unit_based:
             gen_kwargs = rest[0] if rest and isinstance(rest[0], dict) else {}
             budget = self.window.tokens - int(gen_kwargs.get("max_gen_toks") or DEFAULT_MAX_GEN_TOKS)
             kept = keep_fitting(list(chosen), lambda head: self.count_tokens(request_text(head)) <= budget)
         prompt = request_text(kept)
         dropped = 0 if chosen is None or kept is None else len(chosen) - len(kept)
         accounted: dict = {"prompt_tokens": float(self.count_tokens(prompt)), **account(doc, units, kept)}
+        if isinstance(self.source, MemorySource):
+            accounted.update(self.source.account(units))
         if self.window is not None:
             accounted["dropped_units"] = float(dropped)
-        accounted[RECORD_KEY] = self.doc_record(kept, written, dropped)
+        accounted[RECORD_KEY] = self.doc_record(kept, written, dropped, units)
         new = copy.copy(request)
         new.arguments = (prompt, *rest)
         return Prepared(new, accounted, dropped)
 
-    def doc_record(self, kept: list[int] | None, written: Sequence[str], dropped: int) -> dict:
+    def doc_record(self, kept: list[int] | None, written: Sequence[str], dropped: int, units: Units) -> dict:
         """How this doc was answered, for the samples: the settings, the units sent (context order), and when they
         apply the queries the inner model wrote, the units the window check dropped, and that gold ignores k."""
-        record: dict = {"settings": self.record(), "units": None if kept is None else sorted(set(kept))}
+        sent = None if kept is None else sorted(set(kept))
+        record: dict = {"settings": settings_record(self.settings), "units": sent}
+        if isinstance(self.source, MemorySource):
+            record["memory"] = self.source.describe_context(units)
         if self.settings.multi_query == "model":
             record["queries"] = list(written)
         if self.window is not None:

@@ -91,7 +91,8 @@ def render(doc: dict, context: str) -> str:
 # The per-doc metrics, averaged by lm-eval (``lm_task.LurchTask`` declares them, only in runs that report them), with
 # whether higher is better (None: neither).
 RAG_METRICS: dict[str, bool | None] = {"prompt_tokens": False, "completion_tokens": False, "retrieved_units": None,
-                                       "coverage": True, "full_coverage": True, "dropped_units": False}
+                                       "coverage": True, "full_coverage": True, "dropped_units": False,
+                                       "ingest_cpu_seconds": False, "ingest_wall_seconds": False}
 RECORD_KEY = "lurch_rag"  # the per-doc record (settings, unit indices, written queries): a top-level sample key
 
 

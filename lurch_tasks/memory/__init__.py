@@ -15,9 +15,24 @@ from typing import Any
 from lurch_tasks.memory.base import IngestCache, MemorySystem, context_key
 from lurch_tasks.memory.facts import FactStore, FactStoreConfig
 
-__all__ = ["FactStore", "FactStoreConfig", "IngestCache", "MemorySystem", "context_key", "make_memory", "MEMORIES"]
+__all__ = ["FactStore", "FactStoreConfig", "IngestCache", "MemorySystem", "context_key", "make_memory", "MEMORIES",
+           "setting_names"]
 
 MEMORIES = ("facts", "mem0")
+
+
+def setting_names(name: str) -> tuple[str, ...]:
+    """The settings ``make_memory(name, ...)`` accepts, known without importing the memory's library (so a typo
+    fails before anything loads)."""
+    if name == "facts":
+        return ("include_superseded",)
+    if name == "mem0":
+        from dataclasses import fields
+
+        from lurch_tasks.memory.mem0_local import Mem0Config  # stdlib only at import: mem0 itself loads later
+
+        return tuple(f.name for f in fields(Mem0Config))
+    raise ValueError(f"unknown memory {name!r}: choose one of {', '.join(MEMORIES)}")
 
 
 def make_memory(name: str, **settings: Any) -> MemorySystem:

@@ -165,6 +165,11 @@ class FactStore:
         best = sorted((item for item in scored if item[0] > 0), key=lambda item: (-item[0], item[1]))[:k]
         return [self.facts[p].text for p in sorted(p for _, p in best)]
 
+    @property
+    def verbatim(self) -> bool:
+        """Recall returns context units as written (a caller maps them back by identity)."""
+        return True
+
     def describe(self) -> dict[str, Any]:
         kinds = Counter(f.kind for f in self.facts)
         return {

@@ -226,6 +226,11 @@ class Mem0Memory:
     def recall(self, question: str, k: int) -> list[str]:
         return [text for _, text in self.recall_with_origins(question, k)]
 
+    @property
+    def verbatim(self) -> bool:
+        """Without ``infer`` each memory is its unit as written; with it the memories are the LLM's own text."""
+        return not self.config.infer
+
     def describe(self) -> dict[str, Any]:
         stats = asdict(self.stats)
         stats["seconds_per_unit"] = round(self.stats.seconds / max(self.stats.units + self.stats.unit_errors, 1), 3)
