@@ -272,18 +272,20 @@ def score_tokens(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def wins(rows: pd.DataFrame) -> pd.DataFrame:
-    """Per family x category: the system family whose best system scores highest (the Oracles are the reference,
-    not contenders), that system and score, the runner-up family's best, and the margin (NaN when one system family
-    alone answered that category)."""
+    """Per answering model x family x category: the system family whose best system scores highest (the Oracles are
+    the reference, not contenders), that system and score, the runner-up family's best, and the margin (NaN when one
+    system family alone answered that category). Systems compete only with the same answering model: a better
+    reader would otherwise pass for a better retriever."""
     contenders = rows[rows["system_family"] != ORACLE]
     table = []
-    for (family, category), group in contenders.groupby(["family", "category"], sort=True):
+    for (answering, family, category), group in contenders.groupby(["answering_model", "family", "category"],
+                                                                   sort=True):
         scores = group.groupby(["system_family", "system"], sort=True)["score"].mean()
         best = scores.groupby(level=0).max()
         best = best.loc[sorted(best.index, key=lambda kind: (-best[kind], _rank(kind)))]  # ties: family order
         winner = str(best.index[0])
         top = scores.loc[winner]
-        row = {"family": family, "category": category, "winner": winner,
+        row = {"answering_model": answering, "family": family, "category": category, "winner": winner,
                "best_system": str(top.idxmax()), "score": float(best.iloc[0]),
                "runner_up": str(best.index[1]) if len(best) > 1 else "",
                "runner_up_score": float(best.iloc[1]) if len(best) > 1 else math.nan,
@@ -296,10 +298,11 @@ def _rank(family: str) -> int:
     return SYSTEM_FAMILIES.index(family) if family in SYSTEM_FAMILIES else len(SYSTEM_FAMILIES)
 
 
-def win_lines(table: pd.DataFrame, family: str) -> tuple[str, ...]:
-    """One family's wins as card lines: "chain: RAG (RAG bm25 k=5 · m, 0.812), +0.120 over long-context"."""
+def win_lines(table: pd.DataFrame, family: str, answering: str) -> tuple[str, ...]:
+    """One family's wins for one answering model as card lines: "chain: RAG by +0.120 over long-context (RAG bm25
+    k=5 · m, score 0.812)"."""
     lines = []
-    for row in table[table["family"] == family].itertuples():
+    for row in table[(table["family"] == family) & (table["answering_model"] == answering)].itertuples():
         best = f"{row.best_system}, score {row.score:.3f}"
         if not row.runner_up:
             lines.append(f"{row.category}: {row.winner}, the only system family run ({best})")
@@ -350,7 +353,8 @@ def systems_section(frame: pd.DataFrame, options) -> object | None:
         figures.append(Figure("systems_score_tokens", "Score against tokens per question (log scale), one point per "
                               "system, one panel per family; colour: system family.",
                               plots.score_tokens(costs)))
-    blocks = tuple(Block(str(family), win_lines(won, family)) for family in sorted(won["family"].unique()))
+    pairs = sorted(set(zip(won["family"], won["answering_model"], strict=True)))
+    blocks = tuple(Block(f"{family} · {answering}", win_lines(won, family, answering)) for family, answering in pairs)
     missing_oracle = gaps[["oracle_case_accuracy", "oracle_retrieval_accuracy"]].isna().all(axis=1).any()
     notes = ["oracle gap: — where no Oracle run of that answering model covers the family and category (RECON: "
              "run recon_oracle_* with the same model; any family: lurch-rag retriever=gold)"] if missing_oracle else []
@@ -367,8 +371,9 @@ def systems_section(frame: pd.DataFrame, options) -> object | None:
         "misses answered right anyway). Categories: RECON's question category, the task elsewhere. Oracle gap: the "
         "Oracle's accuracy minus the system's for the same answering model. Tokens per question: the inner model's "
         "prompt (+ completion when recorded) for lurch-rag, else the doc's prompt (RECON) or context (reference "
-        "tokenizer). Cards: per family and category, the system family whose best system scores highest, and its "
-        "margin over the next family (the Oracles are the reference, not contenders).",
+        "tokenizer). Cards: per family, answering model and category, the system family whose best system scores "
+        "highest, and its margin over the next family (systems compete only with the same answering model; the "
+        "Oracles are the reference, not contenders).",
         tables=(("systems_decomposition", decomposed), ("systems_oracle_gap", gaps), ("systems_score_tokens", costs),
                 ("systems_wins", won)),
         figures=tuple(figures), notes=tuple(notes), blocks=blocks)
