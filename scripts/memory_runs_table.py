@@ -47,15 +47,15 @@ def row(folder: Path) -> str:
                       for c in CATEGORIES)
     tokens = avg("prompt_tokens").split(".")[0]
     cpu, wall = ingest_per_case(samples, "ingest_cpu_seconds"), ingest_per_case(samples, "ingest_wall_seconds")
-    ingest = f"{cpu:.1f} / {wall:.1f}" if cpu is not None else "—"
+    ingest = f"{cpu:.3f} / {wall:.3f}" if cpu is not None else "—"
     return (f"| {folder.name} | {len(samples)} | {cats} | {avg('score')} | {avg('accuracy')} | {avg('coverage')} | "
-            f"{avg('full_coverage')} | {tokens} | {ingest} |")
+            f"{avg('full_coverage')} | {avg('unparsed')} | {tokens} | {ingest} |")
 
 
 def main(folders: list[str]) -> None:
     print("| run | docs | " + " | ".join(CATEGORIES) + " | score | accuracy | coverage | full coverage | "
-          "prompt tokens / q | ingest s / case (CPU / wall) |")
-    print("|---" * (8 + len(CATEGORIES)) + "|")
+          "unparsed | prompt tokens / q | ingest s / case (CPU / wall) |")
+    print("|---" * (9 + len(CATEGORIES)) + "|")
     for folder in folders:
         print(row(Path(folder)))
 
