@@ -67,7 +67,7 @@ def score_sample(sample: Sample, judge: JudgeConfig | None = None) -> dict:
     if family.failure_modes is not None:
         chosen, offered = family.failure_modes(doc, sample.output)
         row["failure_modes"], row["offered_failure_modes"] = ";".join(chosen), ";".join(offered)
-    for key, value in sample.account:  # a lurch-rag doc's account, apart from the doc's own fields
+    for key, value in sample.account or ():  # a lurch-rag doc's account (none for other models)
         row[f"sys_{key}"] = value
     if judge is not None and doc["answer_format"] == "free_form":
         gold = json.loads(doc["answer"])
