@@ -610,3 +610,85 @@ def test_memory_mem0_verbatim_maps_by_identity():
     assert (prompt_context, chosen) == (MEMORY_ENTRIES[0], [0])
     context = source.describe()["contexts"][0]
     assert context["ingest"]["memories"] == 3 and context["infer"] is False and context["cpu_seconds"] >= 0
+
+
+# --- RECON's header-anchored recall (the paper's retrieval measure), and what a rewriting memory sends ------------
+
+def test_recon_entry_header_is_the_composite_anchor():
+    from lurch_tasks.families.recon.prompt import entry_header
+
+    line = "[Day 2, 14:56] [CELL TOWER LOG] [Analyst Weivuthast Dousaem] Records show Peiciast at Fimia Depot."
+    assert entry_header(line) == "[Day 2, 14:56] [CELL TOWER LOG] [Analyst Weivuthast Dousaem]"
+    assert entry_header("no header here") is None
+    assert get_family("find_the_origin").rag_units.anchor is None  # only RECON names its units by a header
+
+
+def test_header_coverage_counts_gold_headers_in_what_was_sent():
+    """Verbatim units carry their headers, so header recall is never below exact recall; it is above only where a
+    gold entry's header also heads a sent non-gold entry (the paper's 93% anchor uniqueness). Checked by hand: the
+    share of gold headers found in the sent context."""
+    from lurch_tasks.families.recon.prompt import entry_header
+    from lurch_tasks.harness.rag import RagLM
+    from lurch_tasks.harness.rag_units import answer_account
+
+    rows = [row for row in rows_of("recon") if row["evidence"]][:6]
+    answers = RagLM(inner="lurch-solver", k=5).generate_until(_requests(rows), disable_tqdm=True)
+    for row, answer in zip(rows, answers, strict=True):
+        accounted = answer_account(answer)
+        units = units_of(row, 200)
+        sent = units.join(accounted["lurch_rag"]["units"])
+        headers = [entry_header(units.texts[i]) for i in units.gold(row["evidence"])]
+        want = sum(h in sent for h in headers) / len(headers)
+        assert accounted["header_coverage"] == want >= accounted["coverage"]
+        assert accounted["header_full_coverage"] == float(want == 1.0)
+    [plain] = RagLM(inner="lurch-solver", k=5).generate_until(_requests(rows_of("find_the_origin")[:1]))
+    assert "header_coverage" not in answer_account(plain)
+
+
+class HeaderlessMemory:
+    """A memory that rewrites every entry into a headerless fact (as LLM memories do) and keeps provenance."""
+
+    verbatim = False
+
+    def ingest(self, units):
+        self.units = list(units)
+
+    def recall_with_origins(self, question, k):
+        return [(i, "fact: " + unit.split("] ", 3)[-1]) for i, unit in enumerate(self.units)][:k]
+
+    def recall(self, question, k):
+        return [text for _, text in self.recall_with_origins(question, k)]
+
+    def describe(self):
+        return {"memory": "headerless"}
+
+
+def test_a_rewriting_memory_sends_its_own_texts_and_loses_the_header_anchors():
+    from lurch_tasks.harness.rag import MemorySource, RagLM
+    from lurch_tasks.harness.rag_units import answer_account
+
+    row = next(row for row in rows_of("recon") if row["evidence"])
+    model = RagLM(inner="lurch-solver", memory="facts", k=len(units_of(row, 200).texts))
+    model.source = MemorySource(model.settings, HeaderlessMemory)
+    model.inner = _Echo()
+    [answer] = model.generate_until(_requests([row]), disable_tqdm=True)
+    accounted = answer_account(answer)
+    from lurch_tasks.families.recon.prompt import entry_header
+
+    units = units_of(row, 200)
+    assert "fact: " in str(answer) and not any(entry_header(unit) in str(answer) for unit in units.texts)
+    assert accounted["coverage"] == 1.0  # provenance: every unit's add stored a recalled memory
+    assert accounted["header_coverage"] == 0.0 and accounted["header_full_coverage"] == 0.0
+
+
+class _Echo(LM):
+    """An inner model that answers with the prompt it was sent."""
+
+    def generate_until(self, requests, disable_tqdm: bool = False) -> list[str]:
+        return [request.args[0] for request in requests]
+
+    def loglikelihood(self, requests, disable_tqdm: bool = False):
+        raise NotImplementedError
+
+    def loglikelihood_rolling(self, requests, disable_tqdm: bool = False):
+        raise NotImplementedError

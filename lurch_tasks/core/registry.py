@@ -29,10 +29,13 @@ class Deferred:
 class RagUnits:
     """How a retrieval wrapper (`lurch-rag`, ``harness.rag_units``) reads a family's context: the separator between
     its natural units (a line, a profile paragraph), and ``render(doc, context)``: the family's own prompt for the doc
-    with ``context`` in place of its context (instructions and question unchanged)."""
+    with ``context`` in place of its context (instructions and question unchanged). ``anchor(unit)``, when given, is
+    the text that names a unit wherever it is quoted (RECON: an entry's composite header), for the paper's
+    header-anchored recall of what a system sent."""
 
     separator: str
     render: Callable[[dict, str], str]
+    anchor: Callable[[str], str | None] | None = None
 
 
 @dataclass(frozen=True)

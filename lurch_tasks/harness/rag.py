@@ -44,7 +44,7 @@ from tqdm.auto import tqdm
 
 from ..analysis.retrieval import bm25_scores, dense_scores, query_of, rrf_fuse, stable_order
 from ..memory import IngestCache, MemorySystem, context_key, make_memory, setting_names
-from .rag_units import RECORD_KEY, RagAnswer, Units, render, units_of
+from .rag_units import RECORD_KEY, RagAnswer, Units, anchored_coverage, render, units_of
 
 RETRIEVERS = ("bm25", "dense", "hybrid", "gold")  # gold: the Oracle, exactly the doc's gold evidence units
 RERANKERS = ("none", "dense")
@@ -483,9 +483,11 @@ class RagLM(LM):
             gen_kwargs = rest[0] if rest and isinstance(rest[0], dict) else {}
             budget = self.window.tokens - int(gen_kwargs.get("max_gen_toks") or DEFAULT_MAX_GEN_TOKS)
             kept = keep_fitting(list(chosen), lambda head: self.count_tokens(request_text(head)) <= budget)
-        prompt = request_text(kept)
+        sent_context = units.join(kept) if unit_based else context  # a rewriting memory's own texts are what it sends
+        prompt = request_text(kept if unit_based else None)
         dropped = 0 if chosen is None or kept is None else len(chosen) - len(kept)
-        accounted: dict = {"prompt_tokens": float(self.count_tokens(prompt)), **account(doc, units, kept)}
+        accounted: dict = {"prompt_tokens": float(self.count_tokens(prompt)), **account(doc, units, kept),
+                           **anchored_coverage(doc, units, sent_context)}
         if isinstance(self.source, MemorySource):
             accounted.update(self.source.account(units))
         if self.window is not None:

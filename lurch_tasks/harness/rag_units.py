@@ -86,13 +86,30 @@ def render(doc: dict, context: str) -> str:
     return head + context + tail
 
 
+def anchored_coverage(doc: dict, units: Units, sent: str) -> dict[str, float]:
+    """RECON's paper's recall: the share of the doc's gold units whose anchor (``RagUnits.anchor``: RECON's entry
+    header) appears verbatim in ``sent``, the context the inner model read, and whether all do. It needs no unit
+    indices, so it also measures a memory that rewrites what it stored (a rewrite that drops the headers scores 0
+    here, which is why the paper leaves Mem0 out of it). Empty for a family without anchors or a doc without gold."""
+    family = family_units(doc)
+    anchor = getattr(family, "anchor", None)
+    if anchor is None:
+        return {}
+    anchors = [a for a in (anchor(units.texts[i]) for i in units.gold(doc.get("evidence") or [])) if a]
+    if not anchors:
+        return {}
+    held = sum(a in sent for a in anchors)
+    return {"header_coverage": held / len(anchors), "header_full_coverage": float(held == len(anchors))}
+
+
 # --- what one doc's lurch-rag request read, wrote and retrieved, handed to ``tasks.process_results`` -------------
 
 # The per-doc metrics, averaged by lm-eval (``lm_task.LurchTask`` declares them, only in runs that report them), with
 # whether higher is better (None: neither).
 RAG_METRICS: dict[str, bool | None] = {"prompt_tokens": False, "completion_tokens": False, "retrieved_units": None,
                                        "coverage": True, "full_coverage": True, "dropped_units": False,
-                                       "ingest_cpu_seconds": False, "ingest_wall_seconds": False}
+                                       "ingest_cpu_seconds": False, "ingest_wall_seconds": False,
+                                       "header_coverage": True, "header_full_coverage": True}
 RECORD_KEY = "lurch_rag"  # the per-doc record (settings, unit indices, written queries): a top-level sample key
 
 

@@ -3,6 +3,8 @@ options (or items to order) and the answer line of its format, which states the 
 
 from __future__ import annotations
 
+import re
+
 from ...core.registry import RagUnits
 
 LETTERS = "ABCDEF"
@@ -77,4 +79,14 @@ def render_for_rag(doc: dict, context: str) -> str:
     return render_prompt(doc["difficulty"]["variant"], doc["difficulty"]["domain"], context, doc["question"])
 
 
-RAG_UNITS = RagUnits("\n", render_for_rag)  # a unit: one case-file entry (a line)
+_HEADER = re.compile(r"\[Day \d+, \d\d:\d\d\] \[[^\]]+\] \[[^\]]+\]")
+
+
+def entry_header(line: str) -> str | None:
+    """An entry's composite header, ``[Day X, HH:MM] [TYPE] [AUTHOR]``: the anchor RECON's paper looks for verbatim
+    in a system's context to decide that a gold entry was retrieved."""
+    found = _HEADER.match(line)
+    return found.group(0) if found else None
+
+
+RAG_UNITS = RagUnits("\n", render_for_rag, entry_header)  # a unit: one case-file entry (a line)
