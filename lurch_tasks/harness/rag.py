@@ -350,8 +350,14 @@ def augment(doc: dict, source: ContextSource, chunk_words: int = 200) -> tuple[s
     """The doc's prompt re-rendered with what ``source`` selects, and its ``account`` (no token count)."""
     units = units_of(doc, chunk_words)
     context, chosen = source.context_for(doc, units)
+    return render(doc, context), sent_account(doc, units, chosen, context, source)
+
+
+def sent_account(doc: dict, units: Units, kept: list[int] | None, sent: str, source: ContextSource) -> dict[str, float]:
+    """Everything one doc records about what was sent (no token counts): the units' ``account``, the header-anchored
+    recall of the text ``sent`` and, for a memory, its ingest cost."""
     extra = source.account(units) if isinstance(source, MemorySource) else {}
-    return render(doc, context), {**account(doc, units, chosen), **extra}
+    return {**account(doc, units, kept), **anchored_coverage(doc, units, sent), **extra}
 
 
 def account(doc: dict, units: Units, chosen: list[int] | None) -> dict[str, float]:
@@ -486,10 +492,8 @@ class RagLM(LM):
         sent_context = units.join(kept) if unit_based else context  # a rewriting memory's own texts are what it sends
         prompt = request_text(kept if unit_based else None)
         dropped = 0 if chosen is None or kept is None else len(chosen) - len(kept)
-        accounted: dict = {"prompt_tokens": float(self.count_tokens(prompt)), **account(doc, units, kept),
-                           **anchored_coverage(doc, units, sent_context)}
-        if isinstance(self.source, MemorySource):
-            accounted.update(self.source.account(units))
+        accounted: dict = {"prompt_tokens": float(self.count_tokens(prompt)),
+                           **sent_account(doc, units, kept, sent_context, self.source)}
         if self.window is not None:
             accounted["dropped_units"] = float(dropped)
         accounted[RECORD_KEY] = self.doc_record(kept, written, dropped, units)
