@@ -15,7 +15,7 @@ from ...core.context import lurch_difficulty, measure_evidence
 from ...core.difficulty import reasoning_depth
 from ...core.instance import Instance, instance_id
 from ...core.rng import StableRng, canonical_json, derive_seed
-from ...core.tokens import get_token_counter
+from ...core.tokens import get_token_counter, within_budget_tolerance
 from ..implicit_hop.filler import SENTENCES, filler_lines
 from .cipher import clue_sentence, draw_key, encrypt_word
 from .config import Cell, DiscoveryConfig
@@ -93,7 +93,9 @@ def sentence_costs(tokenizer: str) -> dict[str, int]:
 def fit(filler: list[str], inserts: tuple[Insert, ...], question: str, meter: PromptMeter,
         budget: int) -> tuple[Laid, str]:
     """The most filler sentences whose whole prompt stays within ``budget`` tokens: estimated from per-sentence
-    costs, then settled with exact counts of the rendered prompt (one count per step)."""
+    costs, then settled with exact counts of the rendered prompt (one count per step). Where one more sentence of
+    the stream would overflow but the prompt is still short of the tolerance (a tokenizer whose sentences cost
+    30 tokens), the shorter filler sentences top it up (``top_up``)."""
     laid: dict[int, Laid] = {}
 
     def render(n: int) -> str:
@@ -106,7 +108,35 @@ def fit(filler: list[str], inserts: tuple[Insert, ...], question: str, meter: Pr
     spent = np.cumsum([costs[s] for s in filler])
     estimate = int(np.searchsorted(spent, budget - base, side="right"))
     fitted = settle_to_budget(render, meter.count, estimate, budget, 0, len(filler))
-    return laid[fitted.blocks], fitted.text
+    if within_budget_tolerance(fitted.tokens, budget):
+        return laid[fitted.blocks], fitted.text
+    return top_up(filler[: fitted.blocks], inserts, question, meter, budget, fitted.tokens, laid[fitted.blocks])
+
+
+MAX_TOP_UPS = 8  # sentences added after the fit; each costs at most a few exact counts
+
+
+def top_up(filler: list[str], inserts: tuple[Insert, ...], question: str, meter: PromptMeter, budget: int,
+           tokens: int, laid: Laid) -> tuple[Laid, str]:
+    """Add the costliest filler sentence that still fits, by estimate then exact count, until the prompt is within
+    tolerance or none fits. Deterministic: candidates in (cost, text) order, descending."""
+    costs = sentence_costs(meter.counter.name)
+    ranked = sorted(SENTENCES, key=lambda text: (-costs[text], text))
+    prompt = render_prompt(laid.context, question)
+    for _ in range(MAX_TOP_UPS):
+        if within_budget_tolerance(tokens, budget):
+            break
+        gap = budget - tokens
+        for text in (t for t in ranked if costs[t] <= gap + 2):
+            grown = lay_out([*filler, text], inserts, len(filler) + 1)
+            grown_prompt = render_prompt(grown.context, question)
+            grown_tokens = meter.count(grown_prompt)
+            if grown_tokens <= budget:
+                filler, laid, prompt, tokens = [*filler, text], grown, grown_prompt, grown_tokens
+                break
+        else:
+            break
+    return laid, prompt
 
 
 def filler_for(rng_seed: int, budget: int) -> list[str]:

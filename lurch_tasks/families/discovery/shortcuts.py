@@ -16,7 +16,8 @@ from functools import lru_cache
 from ...core.probe import Candidate, LearnedProbe, ProbeItem, as_features, rank_features, top_answer
 from ...core.shortcuts import Probe, Shortcut
 from .baselines import cipher_line
-from .cipher import CIPHERS, Key, decrypt_word
+from .cipher import Key, decrypt_word
+from .config import CIPHERS
 from .directive import quoted
 from .prompt import paragraphs, prompt_text
 from .scoring import response_words
