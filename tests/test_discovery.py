@@ -14,7 +14,7 @@ from lurch_tasks.core.registry import all_tasks, get_family
 from lurch_tasks.core.rng import StableRng
 from lurch_tasks.core.shortcuts import audit_task, failures
 from lurch_tasks.core.tokens import get_token_counter, within_budget_tolerance
-from lurch_tasks.families.discovery.cipher import Key, clue_sentence, decrypt_word, encrypt_word, read_clue
+from lurch_tasks.families.discovery.cipher import clue_sentence, decrypt_word, encrypt_word, read_clue
 from lurch_tasks.families.discovery.config import DiscoveryConfig
 from lurch_tasks.families.discovery.shortcuts import ALL_KEYS
 

@@ -107,7 +107,8 @@ def clue_sentence(key: Key, rng: StableRng) -> tuple[str, str]:
 
 
 _SHIFT = (r"move every letter back along the alphabet by (?:(?P<word>[a-z]+) places|as many places as "
-          r"(?P<a>[a-z]+) and (?P<b>[a-z]+) together|as many places as there are letters in the word \"(?P<w>[a-z]+)\")")
+          r"(?P<a>[a-z]+) and (?P<b>[a-z]+) together|"
+          r"as many places as there are letters in the word \"(?P<w>[a-z]+)\")")
 _CLUE_SHIFT = re.compile(_SHIFT + r"(?P<rest>, then swap every letter with its mirror|, then spell every word "
                          r"backwards)?")
 _CLUE_KEYWORD = re.compile(r"write the alphabet starting with the letters of \"([a-z]+)\"")

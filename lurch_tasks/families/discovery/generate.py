@@ -65,7 +65,8 @@ def plan_directive(rng_seed: int, decoys: int) -> Plan:
     # decoys at seeded depths, written by the decoy templates; the directive's quote is one of decoys + 1 alike
     # each decoy has a lead-in of its own (repeated lead-ins would single out the directive's as the rare one)
     leads = rng.sample(DECOYS, decoys)
-    placed = [Insert(rng.uniform(), lead.format(s=text), role="decoy") for lead, text in zip(leads, others, strict=True)]
+    placed = [Insert(rng.uniform(), lead.format(s=text), role="decoy")
+              for lead, text in zip(leads, others, strict=True)]
     slot = rng.below(decoys + 1)  # the directive's place among the quotes that share its slot, if any
     inserts = tuple(sorted([*placed[:slot], Insert(depth, directive, role="directive"), *placed[slot:]],
                            key=lambda insert: insert.fraction))

@@ -144,7 +144,8 @@ def _decoding_features(row: dict) -> list[tuple[float, bool]]:
 PROBES = (
     Probe("quote_depth", "position", "depth of a quote among the quotes; gold = the directive's",
           lambda row: _quote_features(row, lambda q, k, n, r: (k + 0.5) / n)),
-    Probe("quote_length", "length", "characters of a quote", lambda row: _quote_features(row, lambda q, k, n, r: len(q))),
+    Probe("quote_length", "length", "characters of a quote",
+          lambda row: _quote_features(row, lambda q, k, n, r: len(q))),
     Probe("quote_rarity", "frequency", "mean log frequency rank of a quote's words",
           lambda row: _quote_features(row, lambda q, k, n, r: _rarity(q))),
     Probe("decoding_englishness", "family", "English letter likelihood of every keyless decoding; gold = the "
