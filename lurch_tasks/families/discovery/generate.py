@@ -84,11 +84,18 @@ def plan_for(config: DiscoveryConfig, cell: Cell, rng_seed: int) -> Plan:
                               "cipher | directive")
 
 
+# Short sentences that only top up a fitted text: a coarse tokenizer (a small byte-level BPE) spends 20-36 tokens on
+# each filler sentence, more than the 16-token tolerance, so the last few tokens need finer pieces.
+SHORT_SENTENCES = ("It rained.", "Time passed.", "Nobody spoke.", "The bell rang.", "Dogs barked.", "Night fell.",
+                   "A door closed.", "Birds sang.", "The tea cooled.", "Snow fell.", "Yes.", "So it went.")
+TOP_UP_POOL = (*SENTENCES, *SHORT_SENTENCES)
+
+
 @lru_cache(maxsize=16)
 def sentence_costs(tokenizer: str) -> dict[str, int]:
-    """Tokens of every filler sentence with the space before it: the estimate a fit starts from."""
+    """Tokens of every filler and top-up sentence with the space before it: the estimate a fit starts from."""
     counter = get_token_counter(tokenizer)
-    return dict(zip(SENTENCES, counter.count_many([f" {s}" for s in SENTENCES]), strict=True))
+    return dict(zip(TOP_UP_POOL, counter.count_many([f" {s}" for s in TOP_UP_POOL]), strict=True))
 
 
 def fit(filler: list[str], inserts: tuple[Insert, ...], question: str, meter: PromptMeter,
@@ -114,6 +121,9 @@ def fit(filler: list[str], inserts: tuple[Insert, ...], question: str, meter: Pr
     return top_up(filler[: fitted.blocks], inserts, question, meter, budget, fitted.tokens, laid[fitted.blocks])
 
 
+TOP_UP_SLACK = 8  # tokens a sentence's own cost may be off by where it joins the text (a paragraph break, a merge)
+
+
 MAX_TOP_UPS = 8  # sentences added after the fit; each costs at most a few exact counts
 
 
@@ -122,14 +132,14 @@ def top_up(filler: list[str], inserts: tuple[Insert, ...], question: str, meter:
     """Add the costliest filler sentence that still fits, by estimate then exact count, until the prompt is within
     tolerance or none fits. Deterministic: candidates in (cost, text) order, descending."""
     costs = sentence_costs(meter.counter.name)
-    ranked = sorted(SENTENCES, key=lambda text: (-costs[text], text))
-    prompt = render_prompt(laid.context, question)
+    ranked = sorted(TOP_UP_POOL, key=lambda text: (-costs[text], text))
+    prompt, base = render_prompt(laid.context, question), len(filler)
     for _ in range(MAX_TOP_UPS):
         if within_budget_tolerance(tokens, budget):
             break
         gap = budget - tokens
-        for text in (t for t in ranked if costs[t] <= gap + 2):
-            grown = lay_out([*filler, text], inserts, len(filler) + 1)
+        for text in (t for t in ranked if costs[t] <= gap + TOP_UP_SLACK):
+            grown = lay_out([*filler, text], inserts, len(filler) + 1, base)
             grown_prompt = render_prompt(grown.context, question)
             grown_tokens = meter.count(grown_prompt)
             if grown_tokens <= budget:

@@ -29,12 +29,13 @@ def slot_of(fraction: float, n: int) -> int:
     return min(n, max(0, round(fraction * n)))
 
 
-def lay_out(filler: list[str], inserts: tuple[Insert, ...], n: int) -> Laid:
+def lay_out(filler: list[str], inserts: tuple[Insert, ...], n: int, slot_base: int | None = None) -> Laid:
     """The first ``n`` filler sentences, five to a paragraph, with every insert before the filler sentence at its
-    slot (inserts of one slot keep their order)."""
+    slot (inserts of one slot keep their order). Slots are fractions of ``slot_base`` sentences (default ``n``):
+    sentences that top up a fitted text go after it without moving what it holds."""
     by_slot: dict[int, list[int]] = {}
     for k, insert in enumerate(inserts):
-        by_slot.setdefault(slot_of(insert.fraction, n), []).append(k)
+        by_slot.setdefault(slot_of(insert.fraction, n if slot_base is None else slot_base), []).append(k)
     parts: list[str] = []
     spans: list[tuple[int, int]] = [(0, 0)] * len(inserts)
     state = {"pos": 0, "open": False, "count": 0}
