@@ -87,7 +87,7 @@ def test_random_baseline_is_at_chance():
         assert FAMILY.chance(resolve_task(name).config) == pytest.approx(chance)
 
 
-@pytest.mark.parametrize("name", ["smollm2", "byte_bpe"])
+@pytest.mark.parametrize("name", ["smollm2", "byte_bpe", "sentencepiece"])
 def test_budgets_are_exact_in_other_tokenizers(tokenizers, name):
     for kind in ("cipher", "directive"):
         for chat in (False, True) if name == "smollm2" else (False,):
