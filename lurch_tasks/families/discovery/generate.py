@@ -56,30 +56,36 @@ def plan_cipher(cell: Cell, rng_seed: int, message_words: int) -> Plan:
     return Plan(inserts, tuple(message), " ".join(message), params)
 
 
-def plan_directive(rng_seed: int, decoys: int) -> Plan:
+def plan_directive(rng_seed: int, decoys: int, rank: int) -> Plan:
+    """The directive is the ``rank``-th of the decoys + 1 quotes in text order; their depths are seeded uniform."""
     rng = StableRng(derive_seed(rng_seed, "directive"))
     said = statements(decoys + 1, rng)
     gold, others = said[0], said[1:]
     directive = rng.choice(DIRECTIVES).format(s=gold)
-    depth = rng.uniform()
-    # decoys at seeded depths, written by the decoy templates; the directive's quote is one of decoys + 1 alike
+    depths = sorted(rng.uniform() for _ in range(decoys + 1))
     # each decoy has a lead-in of its own (repeated lead-ins would single out the directive's as the rare one)
-    leads = rng.sample(DECOYS, decoys)
-    placed = [Insert(rng.uniform(), lead.format(s=text), role="decoy")
-              for lead, text in zip(leads, others, strict=True)]
-    slot = rng.below(decoys + 1)  # the directive's place among the quotes that share its slot, if any
-    inserts = tuple(sorted([*placed[:slot], Insert(depth, directive, role="directive"), *placed[slot:]],
-                           key=lambda insert: insert.fraction))
-    params = {"directive": directive, "statement": gold, "decoy_statements": others, "target_fraction": depth,
-              "quote_fractions": [insert.fraction for insert in inserts]}
+    leads = iter(rng.sample(DECOYS, decoys))
+    texts = iter(others)
+    inserts = tuple(Insert(depth, directive, role="directive") if k == rank
+                    else Insert(depth, next(leads).format(s=next(texts)), role="decoy")
+                    for k, depth in enumerate(depths))
+    params = {"directive": directive, "statement": gold, "decoy_statements": others, "target_fraction": depths[rank],
+              "quote_rank": rank, "quote_fractions": depths}
     return Plan(inserts, (gold,), gold, params)
 
 
-def plan_for(config: DiscoveryConfig, cell: Cell, rng_seed: int) -> Plan:
+def quote_rank(cell: Cell, sample: int, decoys: int) -> int:
+    """The directive's place among the quotes: every place equally often over a cell's samples (a position
+    shortcut then scores chance exactly on a full grid), starting at a seeded place per cell; no single prompt
+    tells which."""
+    return (sample + derive_seed("quote-rank", cell.length)) % (decoys + 1)
+
+
+def plan_for(config: DiscoveryConfig, cell: Cell, rng_seed: int, sample: int = 0) -> Plan:
     if config.kind == "cipher":
         return plan_cipher(cell, rng_seed, config.message_words)
     if config.kind == "directive":
-        return plan_directive(rng_seed, config.decoys)
+        return plan_directive(rng_seed, config.decoys, quote_rank(cell, sample, config.decoys))
     raise NotImplementedError("kind: 'code' (inefficient functions in a long module) is not merged yet; allowed: "
                               "cipher | directive")
 
@@ -162,7 +168,7 @@ def generate(config: DiscoveryConfig, seed: int, split: str, index: int, config_
         plan_for(config, config.cells()[0], 0)  # raises NotImplementedError before any work
     setup = setup_instance(FAMILY, config, VOCABULARY, seed, split, index, COMPARED_KNOBS)
     cell: Cell = setup.cell
-    plan = plan_for(config, cell, setup.rng_seed)
+    plan = plan_for(config, cell, setup.rng_seed, setup.sample)
     question = render_question(config.kind, config.request)
     meter = prompt_meter(config.tokenizer, config.chat_template)
     laid, prompt = fit(filler_for(setup.rng_seed, cell.length), plan.inserts, question, meter, cell.length)
