@@ -41,8 +41,15 @@ def chance(config: DiscoveryConfig) -> float:
     return 1.0 / (config.decoys + 1) if config.kind == "directive" else 0.0
 
 
+DIRECTIVE_TOKENS = 256  # a response that restates one sentence, with room for a preamble
+CIPHER_TOKENS, TOKENS_PER_WORD = 256, 128  # letter-by-letter decoding of each message word, then the answer line
+
+
 def max_gen_toks(config: DiscoveryConfig) -> int:
-    return 512
+    """Directive: 256. Cipher: 256 plus 128 per message word (1024 for the default 6 words)."""
+    if config.kind == "cipher":
+        return CIPHER_TOKENS + TOKENS_PER_WORD * config.message_words
+    return DIRECTIVE_TOKENS
 
 
 def token_target(cell) -> int:
