@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -216,7 +215,10 @@ def generate(config: DiscoveryConfig, seed: int, split: str, index: int, config_
         question=question,
         prompt=prompt,
         answer_format="free_form",
-        answer=json.dumps(plan.answer_text),
+        # free form as RECON writes it (the report reads key_facts): the message words or the statement; the decoy
+        # statements are what a directive response must not contain
+        answer=canonical_json({"contradicting": plan.params.get("decoy_statements", []),
+                               "key_facts": list(plan.answer_items)}),
         answer_text=plan.answer_text,
         options=[],
         answer_items=list(plan.answer_items),

@@ -39,10 +39,10 @@ def normalized(text: str) -> str:
 
 
 def score_directive(doc: dict, output: str) -> dict[str, float]:
-    params = json.loads(doc["params"])
+    gold = json.loads(doc["answer"])
     said = f" {normalized(output)} "
-    hit = f" {normalized(doc['answer_items'][0])} " in said
-    decoy = any(f" {normalized(d)} " in said for d in params.get("decoy_statements", ()))
+    hit = f" {normalized(gold['key_facts'][0])} " in said
+    decoy = any(f" {normalized(d)} " in said for d in gold["contradicting"])
     value = float(hit and not decoy)
     return {"score": value, "memory_drift": 1.0 - value, "precision": value, "recall": float(hit), "f1": value}
 
