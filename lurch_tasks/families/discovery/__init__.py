@@ -4,6 +4,8 @@ sentence says which statement unlocks a reward. Each has a matched "request" var
 
 from __future__ import annotations
 
+import json
+
 from ...core.difficulty import length_bin
 from ...core.registry import Deferred, Family, Task, register_family, register_task
 from .config import DiscoveryConfig
@@ -19,9 +21,14 @@ CITATION = """@article{findtheorigin2024,
 
 
 def score(doc: dict, output: str) -> dict[str, float]:
-    from .scoring import score as score_doc  # scoring is imported when a process scores
+    """The kind's score of the response with any thinking stripped, plus ``truncated`` / ``unparsed`` (a response
+    with no word in it is unreadable)."""
+    from ...scoring.reasoning import reasoning_metrics, strip_doc_output  # imported when a process scores
+    from .scoring import response_words
+    from .scoring import score as score_doc
 
-    return score_doc(doc, output)
+    stripped = strip_doc_output(doc, output if isinstance(output, str) else "")
+    return {**score_doc(doc, stripped.answer), **reasoning_metrics(stripped, bool(response_words(stripped.answer)))}
 
 
 def bin_keys(doc: dict) -> dict[str, str]:
@@ -43,6 +50,22 @@ def chance(config: DiscoveryConfig) -> float:
 
 DIRECTIVE_TOKENS = 256  # a response that restates one sentence, with room for a preamble
 CIPHER_TOKENS, TOKENS_PER_WORD = 256, 128  # letter-by-letter decoding of each message word, then the answer line
+
+
+def audit_slot(doc: dict) -> str:
+    """"cipher", or "directive:<quotes>" (the directive and its decoys): each slot's chance is known exactly."""
+    kind = doc["difficulty"]["kind"]
+    if kind == "directive":
+        return f"directive:{len(json.loads(doc['answer'])['contradicting']) + 1}"
+    return kind
+
+
+def slot_chance(slot: str) -> float | None:
+    """A uniform guess: no paragraph holds a cipher's message (0); one quote of n is the directive's (1/n)."""
+    kind, _, quotes = slot.partition(":")
+    if kind == "directive" and quotes.isdigit() and int(quotes) > 0:
+        return 1.0 / int(quotes)
+    return 0.0 if kind == "cipher" else None
 
 
 def max_gen_toks(config: DiscoveryConfig) -> int:
@@ -81,6 +104,8 @@ register_family(
         max_gen_toks=max_gen_toks,
         token_target=token_target,
         chance=chance,
+        audit_slot=audit_slot,
+        slot_chance=slot_chance,
         shortcuts=Deferred(f"{__name__}.shortcuts:SHORTCUTS"),
         probes=Deferred(f"{__name__}.shortcuts:PROBES"),
         learned_probe=Deferred(f"{__name__}.shortcuts:LEARNED_PROBE"),
