@@ -9,7 +9,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 # each defines GOLDEN and golden_fingerprints()
-FAMILY_TESTS = ("test_find_origin", "test_graph", "test_implicit_hop", "test_recon")
+FAMILY_TESTS = ("test_discovery", "test_find_origin", "test_graph", "test_implicit_hop", "test_recon")
 
 if __name__ == "__main__":
     for module_name in FAMILY_TESTS:

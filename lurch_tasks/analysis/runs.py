@@ -46,6 +46,7 @@ DIFFICULTY_FIELDS: dict[str, dict[str, type | tuple[type, ...]]] = {
     "graph_reconstruction": {"connections": int},
     "recon": {"domain": str, "category": str, "format": str, "chain_hops": int},
     "implicit_hop": {"depth": int, "facts": int, "dispersion_target": (int, float)},
+    "discovery": {"kind": str, "method": str, "distance": (int, float)},
 }
 _JSON_ANSWER = {"mcq_multi": list, "ordering": list, "free_form": dict}  # answer formats whose answer is JSON
 
