@@ -84,14 +84,14 @@ _PAIRS: tuple[tuple[Template, Template], ...] = (
     (
         Template("trial_division", "planted", "limit", (
             "Count the primes below the limit.", "How many primes are smaller than the limit."),
-            "    {doc}\n    total = 0\n    for value in range(2, limit):\n        divisor = 2\n"
-            "        while divisor < value:\n            if value % divisor == 0:\n                break\n"
-            "            divisor += 1\n        # no divisor found below the value itself\n"
-            "        if divisor == value:\n            total += 1\n    return total\n", "limit"),
+            "    {doc}\n    total = 0\n    for value in range(2, limit):\n"
+            "        # try each divisor from two up to the value itself\n        for divisor in range(2, value):\n"
+            "            if value % divisor == 0:\n                break\n        else:  # no divisor found\n"
+            "            total += 1\n    return total\n", "limit"),
         Template("trial_division", "distractor", "limit", (
             "Count the primes below the limit.", "How many primes are smaller than the limit."),
-            "    {doc}\n    total = 0\n    marks = [True] * max(limit, 2)\n    for value in range(2, limit):\n"
-            "        if marks[value]:\n            total += 1\n            # cross out the multiples from the square on\n"
+            "    {doc}\n    total = 0\n    marks = [True] * limit\n    for value in range(2, limit):\n"
+            "        if marks[value]:\n            total += 1\n            # cross out its multiples\n"
             "            for multiple in range(value * value, limit, value):\n"
             "                marks[multiple] = False\n    return total\n", "limit"),
     ),
@@ -100,7 +100,7 @@ _PAIRS: tuple[tuple[Template, Template], ...] = (
             "Join the non-empty pieces, each followed by the separator.",
             "Build one line of text from the pieces."),
             "    {doc}\n    text = ''\n    for piece in pieces:\n        # empty pieces add nothing\n"
-            "        if piece:\n            text += piece\n            text += sep\n    return text\n", "pieces"),
+            "        if piece:\n            text = text + piece\n            text = text + sep\n    return text\n", "pieces"),
         Template("string_concat", "distractor", "pieces, sep", (
             "Join the non-empty pieces, each followed by the separator.",
             "Build one line of text from the pieces."),
@@ -123,15 +123,14 @@ _PAIRS: tuple[tuple[Template, Template], ...] = (
     (
         Template("nested_lookup", "planted", "orders, accounts", (
             "Pair each order amount with the label of its account.", "Attach account labels to the orders."),
-            "    {doc}\n    matched = []\n    for key, amount in orders:\n        # scan the accounts for this key\n"
-            "        for other, label in accounts:\n            if other == key:\n"
-            "                matched.append((label, amount))\n    return matched\n", "orders"),
+            "    {doc}\n    matched = []\n    keys = [other for other, label in accounts]\n"
+            "    for key, amount in orders:\n        # only keys that have an account\n        if key in keys:\n"
+            "            matched.append((accounts[keys.index(key)][1], amount))\n    return matched\n", "orders"),
         Template("nested_lookup", "distractor", "orders, accounts", (
             "Pair each order amount with the label of its account.", "Attach account labels to the orders."),
-            "    {doc}\n    matched = []\n    labels = dict(accounts)\n    for key, amount in orders:\n"
-            "        # look the key up among the accounts\n        if key in labels:\n"
-            "            for label in (labels[key],):\n                matched.append((label, amount))\n"
-            "    return matched\n", "orders"),
+            "    {doc}\n    matched = []\n    keys = {other: label for other, label in accounts}\n"
+            "    for key, amount in orders:\n        # only keys that have an account\n        if key in keys:\n"
+            "            matched.append((keys[key], amount))\n    return matched\n", "orders"),
     ),
     (
         Template("sorted_in_loop", "planted", "values", (
@@ -196,6 +195,30 @@ _PLAIN: tuple[Template, ...] = (
                                                         "Limit the values to a range."),
              "    {doc}\n    out = []\n    for value in values:\n        # below low becomes low, above high becomes high\n"
              "        out.append(min(max(value, low), high))\n    return out\n", "numbers_range"),
+    Template("histogram", "plain", "values, width", ("Count the values per bucket of the given width.",
+                                                    "Bucket the values and count each bucket."),
+             "    {doc}\n    width = max(width, 1)\n    buckets = {}\n    for value in values:\n"
+             "        # negative values share the first bucket\n        start = max(value, 0) // width * width\n"
+             "        if start not in buckets:\n            buckets[start] = 0\n        buckets[start] += 1\n"
+             "    return [(start, buckets[start]) for start in sorted(buckets)]\n", "numbers_width"),
+    Template("interleave", "plain", "left, right", ("Alternate the items of two lists, then the rest.",
+                                                   "Zip two lists together, keeping the longer tail."),
+             "    {doc}\n    out = []\n    shorter = min(len(left), len(right))\n    for i in range(shorter):\n"
+             "        out.append(left[i])\n        out.append(right[i])\n    # whatever is left of the longer one\n"
+             "    if len(left) > shorter:\n        out.extend(left[shorter:])\n    else:\n"
+             "        out.extend(right[shorter:])\n    return out\n", "two_sorted"),
+    Template("longest_run", "plain", "values", ("Length of the longest run of equal neighbours.",
+                                                "The longest stretch of repeated values."),
+             "    {doc}\n    best = 0\n    current = 0\n    previous = None\n    for value in values:\n"
+             "        # a new value starts a new run\n        if value == previous:\n            current += 1\n"
+             "        else:\n            current = 1\n        if current > best:\n            best = current\n"
+             "        previous = value\n    return best\n", "numbers"),
+    Template("split_even_odd", "plain", "values", ("Separate even values from odd ones, keeping order.",
+                                                  "Two lists: the even values and the odd values."),
+             "    {doc}\n    evens = []\n    odds = []\n    index = 0\n    while index < len(values):\n"
+             "        value = values[index]\n        # parity decides the list\n        if value % 2 == 0:\n"
+             "            evens.append(value)\n        else:\n            odds.append(value)\n        index += 1\n"
+             "    return evens, odds\n", "numbers"),
     Template("pair_sums", "plain", "values, target", ("Whether two of the values add up to the target.",
                                                      "Find a pair with the given sum."),
              "    {doc}\n    wanted = set()\n    for value in values:\n        if value in wanted:\n"
@@ -306,9 +329,38 @@ def _function_name(maker: NameMaker) -> str:
     return f"{maker.city().lower()}_{maker.city().lower()}"
 
 
+# Local names vary per function (the same choice for singular and plural), so repeated shapes do not read alike;
+# the groups are disjoint, so two names never merge.
+_RENAMES: tuple[tuple[tuple[str, ...], ...], ...] = (
+    (("value", "values"), ("number", "numbers"), ("amount", "amounts"), ("reading", "readings")),
+    (("item", "items"), ("entry", "entries"), ("record", "records"), ("element", "elements")),
+    (("word", "words"), ("term", "terms"), ("token", "tokens"), ("name", "names")),
+    (("piece", "pieces"), ("fragment", "fragments"), ("snippet", "snippets")),
+    (("out",), ("result",), ("collected",), ("acc",)),
+    (("total",), ("tally",), ("running",)),
+    (("seen",), ("visited",), ("met",)),
+    (("kept",), ("unique",), ("firsts",)),
+    (("shares",), ("percents",), ("ratios",)),
+    (("flags",), ("tops",), ("peaks",)),
+    (("matched",), ("joined",), ("paired",)),
+    (("text",), ("line",), ("buffer",)),
+)
+
+
+def _rename_map(rng: StableRng) -> dict[str, str]:
+    mapping = {}
+    for group in _RENAMES:
+        chosen = rng.choice(group)
+        mapping.update(zip(group[0], chosen, strict=True))
+    return mapping
+
+
 def render_function(template: Template, name: str, rng: StableRng) -> str:
     doc = '"""' + rng.choice(template.docs) + '"""'
-    return f"def {name}({template.params}):\n" + template.body.replace("{doc}", doc)
+    mapping = _rename_map(rng)
+    text = f"({template.params}):\n" + template.body.replace("{doc}", doc)
+    text = re.sub(r"\b[a-z]+\b", lambda match: mapping.get(match.group(0), match.group(0)), text)
+    return f"def {name}" + text
 
 
 @dataclass(frozen=True)
