@@ -100,7 +100,8 @@ _PAIRS: tuple[tuple[Template, Template], ...] = (
             "Join the non-empty pieces, each followed by the separator.",
             "Build one line of text from the pieces."),
             "    {doc}\n    text = ''\n    for piece in pieces:\n        # empty pieces add nothing\n"
-            "        if piece:\n            text = text + piece\n            text = text + sep\n    return text\n", "pieces"),
+            "        if piece:\n            text = text + piece\n            text = text + sep\n"
+            "    return text\n", "pieces"),
         Template("string_concat", "distractor", "pieces, sep", (
             "Join the non-empty pieces, each followed by the separator.",
             "Build one line of text from the pieces."),
@@ -169,7 +170,8 @@ _PLAIN: tuple[Template, ...] = (
              "    out.extend(left[i:])\n    out.extend(right[j:])\n    return out\n", "two_sorted"),
     Template("binary_search", "plain", "values, target", ("Index of the target in sorted values, or -1.",
                                                          "Find the target in an ordered list."),
-             "    {doc}\n    low, high = 0, len(values) - 1\n    while low <= high:\n        middle = (low + high) // 2\n"
+             "    {doc}\n    low, high = 0, len(values) - 1\n    while low <= high:\n"
+             "        middle = (low + high) // 2\n"
              "        if values[middle] == target:\n            return middle\n        if values[middle] < target:\n"
              "            low = middle + 1\n        else:\n            high = middle - 1\n    return -1\n",
              "sorted_target"),
@@ -181,8 +183,9 @@ _PLAIN: tuple[Template, ...] = (
              "        current += values[i] - values[i - width]\n        sums.append(current)\n    return sums\n",
              "numbers_width"),
     Template("is_prime", "plain", "number", ("Whether the number is prime.", "Primality of one number."),
-             "    {doc}\n    if number < 2:\n        return False\n    for divisor in range(2, math.isqrt(number) + 1):\n"
-             "        if number % divisor == 0:\n            return False\n    return True\n", "limit"),
+             "    {doc}\n    if number < 2:\n        return False\n"
+             "    for divisor in range(2, math.isqrt(number) + 1):\n"
+             "        if number % divisor == 0:\n            return False\n    return True\n", "prime"),
     Template("group_by_first", "plain", "words", ("Group the words by their first letter.",
                                                   "Bucket words by initial."),
              "    {doc}\n    groups = {}\n    for word in words:\n        if word:\n"
@@ -193,7 +196,8 @@ _PLAIN: tuple[Template, ...] = (
              "    return out\n", "pieces_only"),
     Template("clamp_all", "plain", "values, low, high", ("Clamp every value into [low, high].",
                                                         "Limit the values to a range."),
-             "    {doc}\n    out = []\n    for value in values:\n        # below low becomes low, above high becomes high\n"
+             "    {doc}\n    out = []\n    for value in values:\n"
+             "        # below low becomes low, above high becomes high\n"
              "        out.append(min(max(value, low), high))\n    return out\n", "numbers_range"),
     Template("histogram", "plain", "values, width", ("Count the values per bucket of the given width.",
                                                     "Bucket the values and count each bucket."),
