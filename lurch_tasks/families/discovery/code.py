@@ -18,7 +18,6 @@ import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ...core.budget import settle_to_budget
 from ...core.names import NameMaker
 from ...core.rng import StableRng, derive_seed
 from ...core.tokens import TokenCounter
@@ -393,62 +392,103 @@ def _plan(seed: int, n_planted: int, max_plain: int) -> _Plan:
     return _Plan(core, tuple(plain), slots)
 
 
-def _assemble(plan: _Plan, n_plain: int) -> tuple[str, tuple[CodeFunction, ...]]:
-    """The module with the first ``n_plain`` plain functions; core functions sit at their relative slots."""
-    plain = list(plan.plain[:n_plain])
-    order: list[tuple[Template, str, str]] = list(plain)
-    # insert from the back so earlier slot indices stay valid; ties keep the plan order
+def _assemble(plan: _Plan, selected: Sequence[int], header: str = HEADER,
+              trailer: str = "") -> tuple[str, tuple[CodeFunction, ...]]:
+    """The module with the chosen plain functions (stream indices, in order); core functions sit at their
+    relative slots; ``trailer`` (a closing comment line) ends the module."""
+    order: list[tuple[Template, str, str]] = [plan.plain[i] for i in selected]
+    n_plain = len(order)
+    # insert in slot order, each after the ones placed before it; ties keep the plan order
     placed = sorted(range(len(plan.core)), key=lambda i: (plan.core_slots[i], i))
-    positions = [int(plan.core_slots[i] * (len(plain) + 1)) for i in placed]
-    for offset, (i, position) in enumerate(zip(placed, positions, strict=True)):
-        order.insert(min(position + offset, len(order)), plan.core[i])
-    parts, functions, cursor = [HEADER], [], len(HEADER)
+    for offset, i in enumerate(placed):
+        order.insert(min(int(plan.core_slots[i] * (n_plain + 1)) + offset, len(order)), plan.core[i])
+    parts, functions, cursor = [header], [], len(header)
     for template, name, text in order:
         cursor += len(SEPARATOR)
         parts.append(text)
         functions.append(CodeFunction(name, template.kind, template.role, (cursor, cursor + len(text)),
                                       template.inputs))
         cursor += len(text)
+    if trailer:
+        parts.append(trailer)
     return SEPARATOR.join(parts), tuple(functions)
 
 
-def _pad_exact(source: str, tokens: int, target: int, counter: TokenCounter, rng: StableRng) -> tuple[str, int]:
-    """Close the last few tokens with a trailing comment of plain words (the count of joined text is exact)."""
-    if tokens == target:
-        return source, tokens
-    words = ("note", "keep", "these", "helpers", "small", "and", "plain", "see", "the", "jobs", "for", "use")
-    text = source + "# "
-    count = counter.count(text)
-    for _ in range(4 * (target - tokens) + 64):
-        if count == target:
-            return text, count
-        word = rng.choice(words)
-        grown = text + (word if text.endswith("# ") else " " + word)
-        grown_count = counter.count(grown)
-        if grown_count <= target:
-            text, count = grown, grown_count
-    if count != target:
-        raise ValueError(f"target_tokens: could not pad {tokens} to exactly {target}")
-    return text, count
+# Neutral sentences that may lengthen the module docstring, and the words of the closing comment: the last few
+# tokens of a budget are met with text that says nothing about any function.
+_DOC_SENTENCES = (
+    "Every helper takes plain lists or numbers and returns new values.",
+    "Nothing here reads files or talks to the network.",
+    "Inputs are never changed in place.",
+    "The helpers are grouped loosely, in the order they were written.",
+    "Names follow the house style of the reporting team.",
+    "Each function documents what it returns in one line.",
+    "Callers are expected to validate their own inputs.",
+    "These functions have no shared state.",
+    "The module is imported by several nightly jobs.",
+    "Keep new helpers short and give each a docstring.",
+    "Results are plain Python values, easy to print.",
+    "Empty inputs give empty results unless stated otherwise.",
+)
+_CLOSING = ("keep these helpers small and plain so that every job can share them without any surprise at all "
+            "and add tests next to the jobs that use them").split()
+
+
+def _header(sentences: Sequence[str]) -> str:
+    lines = "\n".join(("Small helpers shared by the reporting jobs.", *sentences)) if sentences else \
+        "Small helpers shared by the reporting jobs."
+    return f'"""{lines}\n"""\n\nimport math\n' if sentences else f'"""{lines}"""\n\nimport math\n'
+
+
+def _trailer(words: int) -> str:
+    return "# " + " ".join(_CLOSING[:words]) + "\n" if words else ""
+
+
+def _additive_fill(plan: _Plan, costs: dict[str, int], target: int, counter: TokenCounter,
+                   sentences: Sequence[str]) -> tuple[list[int], int, int] | None:
+    """Plain functions (greedy along the stream), docstring sentences and closing words whose token costs add
+    up to exactly ``target``; costs add because every piece starts at a line start after a newline run (checked
+    afterwards by one exact count)."""
+    fixed = sum(costs[text] for _, _, text in plan.core)
+    header_costs = [counter.count(_header(sentences[:m]) + SEPARATOR) for m in range(len(sentences) + 1)]
+    trailer_costs = {counter.count(_trailer(w)): w for w in range(len(_CLOSING), 0, -1)}
+    trailer_costs[0] = 0
+    selected, used = [], fixed + header_costs[0]
+    for index, (_, _, text) in enumerate(plan.plain):
+        if used + costs[text] <= target:
+            selected.append(index)
+            used += costs[text]
+    for drop in range(len(selected) + 1):  # rarely more than one: a sentence or a plain function gives room
+        base = used - sum(costs[plan.plain[i][2]] for i in selected[len(selected) - drop:]) - header_costs[0]
+        for m in range(len(sentences), -1, -1):
+            gap = target - base - header_costs[m]
+            if gap in trailer_costs:
+                return selected[:len(selected) - drop], m, trailer_costs[gap]
+    return None
 
 
 def build_module(seed: int, n_planted: int, target_tokens: int, counter: TokenCounter) -> CodeModule:
     """A valid module of exactly ``target_tokens`` tokens (by ``counter``) with ``n_planted`` planted functions,
     one efficient twin each, and plain utilities filling the rest; a pure function of its arguments."""
-    plan = _plan(seed, n_planted, max_plain=0)
-    core_tokens = counter.count(_assemble(plan, 0)[0])
-    if core_tokens + 8 > target_tokens:
-        raise ValueError(f"target_tokens: {target_tokens} is below the smallest module ({core_tokens + 8}); "
+    smallest = counter.count(_assemble(_plan(seed, n_planted, max_plain=0), ())[0])
+    if smallest > target_tokens:
+        raise ValueError(f"target_tokens: {target_tokens} is below the smallest module ({smallest}); "
                          "allowed: a larger target or fewer planted functions")
     mean_plain = sum(counter.count(render_function(t, "abcde_fghij", StableRng(0))) for t in _PLAIN) / len(_PLAIN)
-    estimate = max(0, int((target_tokens - core_tokens) / (mean_plain + 2)))
-    plan = _plan(seed, n_planted, max_plain=2 * estimate + 16)
-    reserve = 4  # room for the closing comment
-    fitted = settle_to_budget(lambda k: _assemble(plan, k)[0], counter.count, estimate, target_tokens - reserve,
-                              min_blocks=0, max_blocks=len(plan.plain))
-    source, functions = _assemble(plan, fitted.blocks)
-    pad_rng = StableRng(derive_seed("discovery-code-pad", VERSION, seed))
-    source, tokens = _pad_exact(source + "\n\n", counter.count(source + "\n\n"), target_tokens, counter, pad_rng)
+    plan = _plan(seed, n_planted, max_plain=int(1.5 * (target_tokens - smallest) / mean_plain) + 16)
+    texts = [text + SEPARATOR for _, _, text in plan.core + plan.plain]
+    costs = dict(zip([t[2] for t in plan.core + plan.plain], counter.count_many(texts), strict=True))
+    order_rng = StableRng(derive_seed("discovery-code-doc", VERSION, seed))
+    sentences = order_rng.shuffled(_DOC_SENTENCES)
+    fill = _additive_fill(plan, costs, target_tokens, counter, sentences)
+    if fill is None:
+        raise ValueError(f"target_tokens: no module of exactly {target_tokens} tokens; allowed: another target")
+    selected, m, words = fill
+    source, functions = _assemble(plan, selected, _header(sentences[:m]), _trailer(words))
+    tokens = counter.count(source)
+    if tokens != target_tokens:  # a tokenizer whose pieces cross line starts: settle by closing words alone
+        raise ValueError(f"target_tokens: {counter!r} does not count this module additively ({tokens} tokens "
+                         f"for a target of {target_tokens}); allowed: a GPT-2-style tokenizer")
     ast.parse(source)
     gold = tuple(function.name for function in functions if function.role == "planted")
     return CodeModule(source, functions, gold, tokens)
