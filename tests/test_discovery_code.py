@@ -35,6 +35,19 @@ def test_valid_module_at_exact_budget(tokens):
     assert built.tokens == tokens == reference_counter().count(built.source)
 
 
+def test_exact_budget_with_smollm2s_own_tokenizer():
+    """A tokenizer whose count of the joined module is not the sum of its pieces: settled by exact counts."""
+    from offline_tokenizers import smollm2_gguf
+
+    from lurch_tasks.core.tokens import get_token_counter
+
+    counter = get_token_counter(str(smollm2_gguf()))
+    for seed, tokens in ((1, 900), (2, 2500)):
+        built = code.build_module(seed, 1 + seed, tokens, counter)
+        assert built.tokens == tokens == counter.count(built.source)
+        ast.parse(built.source)
+
+
 def test_spans_names_and_roles():
     built = module(5, 3)
     assert len(set(built.names)) == len(built.names)

@@ -467,6 +467,51 @@ def _additive_fill(plan: _Plan, costs: dict[str, int], target: int, counter: Tok
     return None
 
 
+def _exact_tail(plan: _Plan, selected: list[int], target: int, counter: TokenCounter,
+                sentences: Sequence[str]) -> tuple[str, int, tuple[CodeFunction, ...]] | None:
+    """For the chosen functions, docstring sentences and closing words counted exactly (the count grows with
+    both, so closing words are binary-searched per sentence count)."""
+    def build(m: int, w: int) -> tuple[str, int, tuple[CodeFunction, ...]]:
+        source, functions = _assemble(plan, selected, _header(sentences[:m]), _trailer(w))
+        return source, counter.count(source), functions
+
+    for m in range(len(sentences), -1, -1):
+        if build(m, 0)[1] > target:
+            continue
+        low, high = 0, len(_CLOSING)
+        while low <= high:
+            middle = (low + high) // 2
+            built = build(m, middle)
+            if built[1] == target:
+                return built
+            low, high = (middle + 1, high) if built[1] < target else (low, middle - 1)
+    return None
+
+
+def _fit(plan: _Plan, costs: dict[str, int], target: int, counter: TokenCounter,
+         sentences: Sequence[str]) -> tuple[str, int, tuple[CodeFunction, ...]]:
+    """Exactly ``target`` tokens: the additive fill, checked by one count; for a tokenizer whose count of the
+    joined module differs from the sum of its pieces, refill against a target shifted by the difference, then
+    settle the last tokens with exact counts."""
+    shift = 0
+    for _ in range(4):
+        fill = _additive_fill(plan, costs, target - shift, counter, sentences)
+        if fill is None:
+            break
+        selected, m, words = fill
+        source, functions = _assemble(plan, selected, _header(sentences[:m]), _trailer(words))
+        tokens = counter.count(source)
+        if tokens == target:
+            return source, tokens, functions
+        shift += tokens - target
+        if abs(tokens - target) <= len(_CLOSING):
+            for drop in range(min(len(selected), 4) + 1):
+                exact = _exact_tail(plan, selected[:len(selected) - drop], target, counter, sentences)
+                if exact is not None:
+                    return exact
+    raise ValueError(f"target_tokens: no module of exactly {target} tokens was found; allowed: a nearby target")
+
+
 def build_module(seed: int, n_planted: int, target_tokens: int, counter: TokenCounter) -> CodeModule:
     """A valid module of exactly ``target_tokens`` tokens (by ``counter``) with ``n_planted`` planted functions,
     one efficient twin each, and plain utilities filling the rest; a pure function of its arguments."""
@@ -480,15 +525,7 @@ def build_module(seed: int, n_planted: int, target_tokens: int, counter: TokenCo
     costs = dict(zip([t[2] for t in plan.core + plan.plain], counter.count_many(texts), strict=True))
     order_rng = StableRng(derive_seed("discovery-code-doc", VERSION, seed))
     sentences = order_rng.shuffled(_DOC_SENTENCES)
-    fill = _additive_fill(plan, costs, target_tokens, counter, sentences)
-    if fill is None:
-        raise ValueError(f"target_tokens: no module of exactly {target_tokens} tokens; allowed: another target")
-    selected, m, words = fill
-    source, functions = _assemble(plan, selected, _header(sentences[:m]), _trailer(words))
-    tokens = counter.count(source)
-    if tokens != target_tokens:  # a tokenizer whose pieces cross line starts: settle by closing words alone
-        raise ValueError(f"target_tokens: {counter!r} does not count this module additively ({tokens} tokens "
-                         f"for a target of {target_tokens}); allowed: a GPT-2-style tokenizer")
+    source, tokens, functions = _fit(plan, costs, target_tokens, counter, sentences)
     ast.parse(source)
     gold = tuple(function.name for function in functions if function.role == "planted")
     return CodeModule(source, functions, gold, tokens)
