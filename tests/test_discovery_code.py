@@ -121,6 +121,20 @@ def test_surface_features_do_not_separate_planted_from_twins():
         assert sorted(planted[key]) == sorted(twins[key]), key  # twins share their shape exactly
 
 
+def test_surface_heuristics_do_not_find_the_planted_functions():
+    """Naming the longest, longest-lined, most deeply nested or most looping functions scores near nothing."""
+    totals = dict.fromkeys(("chars", "lines", "depth", "for_in"), 0.0)
+    for seed in SEPARABILITY_SEEDS:
+        built = module(seed, 1 + seed % 3)
+        features = code.surface_features(built)
+        for key in totals:
+            ranked = sorted(built.names, key=lambda name: (-features[name][key], built.names.index(name)))
+            answer = " ".join(ranked[:len(built.gold)])
+            totals[key] += code.score_named(answer, built.gold, built.names)["score"]
+    for key, total in totals.items():
+        assert total / len(SEPARABILITY_SEEDS) <= 0.25, key
+
+
 def test_best_threshold_accuracy_sees_a_real_separation():
     assert code.best_threshold_accuracy([5, 6, 7], [1, 2, 3]) == 1.0
     assert code.best_threshold_accuracy([1, 2, 3], [5, 6, 7]) == 1.0

@@ -222,6 +222,23 @@ _PLAIN: tuple[Template, ...] = (
              "        value = values[index]\n        # parity decides the list\n        if value % 2 == 0:\n"
              "            evens.append(value)\n        else:\n            odds.append(value)\n        index += 1\n"
              "    return evens, odds\n", "numbers"),
+    # nested loops that stay linear (bounded inner loops), so nesting alone does not point at the planted ones
+    Template("flatten", "plain", "groups", ("All items of the groups in one list, skipping None.",
+                                           "Flatten the groups into one list."),
+             "    {doc}\n    out = []\n    for group in groups:\n        # groups may be empty\n"
+             "        for item in group:\n            if item is not None:\n                out.append(item)\n"
+             "    return out\n", "groups"),
+    Template("transpose", "plain", "rows", ("Columns of a table given as rows; short rows leave gaps.",
+                                           "Turn the rows of a table into its columns."),
+             "    {doc}\n    width = max((len(row) for row in rows), default=0)\n    columns = []\n"
+             "    for j in range(width):\n        column = []\n        for row in rows:\n"
+             "            if j < len(row):\n                column.append(row[j])\n        columns.append(column)\n"
+             "    return columns\n", "groups"),
+    Template("near_repeats", "plain", "values, width", ("Count equal pairs closer than the given distance.",
+                                                       "How many values repeat within a short distance."),
+             "    {doc}\n    count = 0\n    for i in range(len(values)):\n        # only look a few places ahead\n"
+             "        for j in range(i + 1, min(i + width, len(values))):\n            if values[i] == values[j]:\n"
+             "                count += 1\n    return count\n", "numbers_width"),
     Template("pair_sums", "plain", "values, target", ("Whether two of the values add up to the target.",
                                                      "Find a pair with the given sum."),
              "    {doc}\n    wanted = set()\n    for value in values:\n        if value in wanted:\n"
@@ -299,6 +316,10 @@ def _ints(n: int, modulus: int | None = None) -> list[CountedInt]:
     return [CountedInt((i * 7919 + 13) % modulus) for i in range(n)]
 
 
+def _groups(items: list, size: int) -> list[list]:
+    return [items[start:start + size] for start in range(0, len(items), size)]
+
+
 def _next_prime(value: int) -> int:
     while value < 2 or any(value % d == 0 for d in range(2, math.isqrt(value) + 1)):
         value += 1
@@ -319,6 +340,7 @@ INPUT_BUILDERS: dict[str, Callable[[int], tuple]] = {
     "numbers": lambda n: (_ints(n),),
     "orders": lambda n: ([(k, k) for k in _ints(n)], [(k, CountedStr(f"a{int(k)}")) for k in _ints(n)]),
     "items_size": lambda n: (_ints(n), 5),
+    "groups": lambda n: (_groups(_ints(n), 4),),
     "two_sorted": lambda n: (sorted(_ints(n)), sorted(_ints(n, 3 * n + 1))),
     "sorted_target": lambda n: (sorted(_ints(n)), CountedInt(-1)),
     "numbers_width": lambda n: (_ints(n), 5),
