@@ -150,16 +150,20 @@ KINDS = tuple(pair[0].kind for pair in _PAIRS)
 _PLAIN: tuple[Template, ...] = (
     Template("running_sum", "plain", "values", ("Running totals of the values.", "Prefix sums, one per value."),
              "    {doc}\n    out = []\n    total = 0\n    for value in values:\n        total += value\n"
-             "        out.append(total)\n    return out\n", "numbers"),
+             "        # each total includes the value itself\n        out.append(total)\n    return out\n", "numbers"),
     Template("count_words", "plain", "words", ("How often each word occurs.", "Tally the words."),
-             "    {doc}\n    counts = {}\n    for word in words:\n        # missing words start at zero\n"
+             "    {doc}\n    # an empty input gives an empty mapping\n    counts = {}\n    for word in words:\n"
+             "        # missing words start at zero\n"
              "        counts[word] = counts.get(word, 0) + 1\n    return counts\n", "pieces_only"),
     Template("largest", "plain", "values", ("The largest value, or None for no values.", "Pick the maximum."),
-             "    {doc}\n    best = None\n    for value in values:\n        if best is None or value > best:\n"
+             "    {doc}\n    best = None\n    for value in values:\n        # None means nothing was seen yet\n"
+             "        if best is None or value > best:\n"
              "            best = value\n    return best\n", "numbers"),
     Template("chunks", "plain", "items, size", ("Split the items into runs of the given size.",
                                                 "Cut the items into fixed-size groups."),
-             "    {doc}\n    size = max(size, 1)\n    groups = []\n    for start in range(0, len(items), size):\n"
+             "    {doc}\n    size = max(size, 1)\n    groups = []\n"
+             "    # the last group may be shorter than the others\n"
+             "    for start in range(0, len(items), size):\n"
              "        groups.append(items[start:start + size])\n    return groups\n", "items_size"),
     Template("merge_sorted", "plain", "left, right", ("Merge two sorted lists into one sorted list.",
                                                      "Combine two ordered lists in order."),
@@ -182,20 +186,23 @@ _PLAIN: tuple[Template, ...] = (
              "        current += values[i] - values[i - width]\n        sums.append(current)\n    return sums\n",
              "numbers_width"),
     Template("is_prime", "plain", "number", ("Whether the number is prime.", "Primality of one number."),
-             "    {doc}\n    if number < 2:\n        return False\n"
+             "    {doc}\n    # zero, one and negative numbers are not prime\n    if number < 2:\n        return False\n"
              "    for divisor in range(2, math.isqrt(number) + 1):\n"
              "        if number % divisor == 0:\n            return False\n    return True\n", "prime"),
     Template("group_by_first", "plain", "words", ("Group the words by their first letter.",
                                                   "Bucket words by initial."),
-             "    {doc}\n    groups = {}\n    for word in words:\n        if word:\n"
+             "    {doc}\n    groups = {}\n    for word in words:\n"
+             "        # empty words have no first letter\n        if word:\n"
              "            groups.setdefault(word[0], []).append(word)\n    return groups\n", "pieces_only"),
     Template("reverse_words", "plain", "words", ("The words in reverse order, each reversed too.",
                                                  "Mirror a list of words."),
-             "    {doc}\n    out = []\n    for word in reversed(words):\n        out.append(word[::-1])\n"
+             "    {doc}\n    out = []\n    for word in reversed(words):\n"
+             "        # a negative step walks the word backwards\n"
+             "        out.append(word[::-1])\n"
              "    return out\n", "pieces_only"),
     Template("clamp_all", "plain", "values, low, high", ("Clamp every value into [low, high].",
                                                         "Limit the values to a range."),
-             "    {doc}\n    out = []\n    for value in values:\n"
+             "    {doc}\n    # the bounds are taken to be in order\n    out = []\n    for value in values:\n"
              "        # below low becomes low, above high becomes high\n"
              "        out.append(min(max(value, low), high))\n    return out\n", "numbers_range"),
     Template("histogram", "plain", "values, width", ("Count the values per bucket of the given width.",
@@ -241,7 +248,9 @@ _PLAIN: tuple[Template, ...] = (
              "                count += 1\n    return count\n", "numbers_width"),
     Template("pair_sums", "plain", "values, target", ("Whether two of the values add up to the target.",
                                                      "Find a pair with the given sum."),
-             "    {doc}\n    wanted = set()\n    for value in values:\n        if value in wanted:\n"
+             "    {doc}\n    wanted = set()\n    for value in values:\n"
+             "        # a value completes a pair seen earlier\n"
+             "        if value in wanted:\n"
              "            return True\n        wanted.add(target - value)\n    return False\n", "sorted_target"),
 )
 
