@@ -62,6 +62,19 @@ def test_spans_names_and_roles():
     assert planted_kinds == sorted(f.kind for f in built.functions if f.role == "distractor")
 
 
+def test_extra_distractors_are_efficient_functions_of_other_kinds():
+    built = code.build_module(4, 2, SMALL, reference_counter(), extra_distractors=3)
+    planted = {f.kind for f in built.functions if f.role == "planted"}
+    twins = [f.kind for f in built.functions if f.role == "distractor"]
+    assert len(twins) == 5 and planted < set(twins) and len(set(twins)) == 5
+    growth = code.measure(built)
+    assert code.verified_gold(built) == built.gold
+    assert all(growth[f.name] <= code.EFFICIENT_MAX_RATIO for f in built.functions if f.role != "planted")
+    assert built.tokens == SMALL
+    with pytest.raises(ValueError, match="extra_distractors"):
+        code.build_module(4, 2, SMALL, reference_counter(), extra_distractors=5)
+
+
 def test_too_small_budget_and_bad_count_are_refused():
     with pytest.raises(ValueError, match="target_tokens"):
         code.build_module(1, 3, 100, reference_counter())

@@ -406,13 +406,20 @@ class _Plan:
     core_slots: tuple[float, ...]  # each core function's relative position in the module, in [0, 1)
 
 
-def _plan(seed: int, n_planted: int, max_plain: int) -> _Plan:
+def _plan(seed: int, n_planted: int, max_plain: int, extra_distractors: int = 0) -> _Plan:
     if not 1 <= n_planted <= len(_PAIRS):
         raise ValueError(f"n_planted: {n_planted}; allowed: 1..{len(_PAIRS)}")
     rng = StableRng(derive_seed("discovery-code", VERSION, seed))
     maker = NameMaker(StableRng(derive_seed("discovery-code-names", VERSION, seed)))
     pairs = rng.sample(_PAIRS, n_planted)
     core_templates = [template for pair in pairs for template in pair]
+    if not 0 <= extra_distractors <= len(_PAIRS) - n_planted:
+        raise ValueError(f"extra_distractors: {extra_distractors}; allowed: 0..{len(_PAIRS) - n_planted}")
+    if extra_distractors:  # efficient functions of kinds not planted, without a slow twin (own stream: the
+        # default module's bytes do not change)
+        rest = [pair for pair in _PAIRS if pair not in pairs]
+        extra_rng = StableRng(derive_seed("discovery-code-extra", VERSION, seed))
+        core_templates += [pair[1] for pair in extra_rng.sample(rest, extra_distractors)]
     core = tuple((t, name, render_function(t, name, rng)) for t in core_templates for name in [_function_name(maker)])
     slots = tuple(rng.uniform() for _ in core)  # drawn before the plain stream, so they do not depend on its length
     plain = []
@@ -543,15 +550,17 @@ def _fit(plan: _Plan, costs: dict[str, int], target: int, counter: TokenCounter,
     raise ValueError(f"target_tokens: no module of exactly {target} tokens was found; allowed: a nearby target")
 
 
-def build_module(seed: int, n_planted: int, target_tokens: int, counter: TokenCounter) -> CodeModule:
+def build_module(seed: int, n_planted: int, target_tokens: int, counter: TokenCounter, *,
+                 extra_distractors: int = 0) -> CodeModule:
     """A valid module of exactly ``target_tokens`` tokens (by ``counter``) with ``n_planted`` planted functions,
-    one efficient twin each, and plain utilities filling the rest; a pure function of its arguments."""
-    smallest = counter.count(_assemble(_plan(seed, n_planted, max_plain=0), ())[0])
+    one efficient twin each, ``extra_distractors`` efficient functions of other planted kinds, and plain
+    utilities filling the rest; a pure function of its arguments."""
+    smallest = counter.count(_assemble(_plan(seed, n_planted, 0, extra_distractors), ())[0])
     if smallest > target_tokens:
         raise ValueError(f"target_tokens: {target_tokens} is below the smallest module ({smallest}); "
                          "allowed: a larger target or fewer planted functions")
     mean_plain = sum(counter.count(render_function(t, "abcde_fghij", StableRng(0))) for t in _PLAIN) / len(_PLAIN)
-    plan = _plan(seed, n_planted, max_plain=int(1.5 * (target_tokens - smallest) / mean_plain) + 16)
+    plan = _plan(seed, n_planted, int(1.5 * (target_tokens - smallest) / mean_plain) + 16, extra_distractors)
     texts = [text + SEPARATOR for _, _, text in plan.core + plan.plain]
     costs = dict(zip([t[2] for t in plan.core + plan.plain], counter.count_many(texts), strict=True))
     order_rng = StableRng(derive_seed("discovery-code-doc", VERSION, seed))
