@@ -1,5 +1,5 @@
-"""Discovery family (kinds cipher and directive): determinism, exact budgets, solver, chance, matched pairs,
-scoring rules, shortcut audit on slices, goldens."""
+"""Discovery family (kinds cipher, directive and code): determinism, exact budgets, solver, chance, matched pairs,
+scoring rules, the code kind's gold confirmed by running the module, shortcut audit on slices, goldens."""
 
 import json
 from pathlib import Path
@@ -22,6 +22,7 @@ FAMILY = get_family("discovery")
 GOLDEN = Path(__file__).parent / "golden" / "discovery.json"
 TASKS = [t.name for t in all_tasks() if t.family == "discovery"]
 SMALL = {"context_tokens": [512, 1024], "num_samples": 1}
+KINDS = ("cipher", "directive", "code")
 
 
 def _small(name: str, **overrides):
@@ -39,13 +40,15 @@ def tokenizers(tmp_path_factory) -> dict[str, str]:
 
 
 def test_registered_configs_and_pairs():
-    assert TASKS == ["discovery_cipher", "discovery_cipher_request", "discovery_directive",
-                     "discovery_directive_request"]
-    assert all(not resolve_task(name).in_suite for name in TASKS)  # the lead adds the umbrella with kind 3
+    assert TASKS == ["discovery_cipher", "discovery_cipher_request", "discovery_code", "discovery_code_request",
+                     "discovery_directive", "discovery_directive_request"]
+    assert all(resolve_task(name).in_suite for name in TASKS)
 
 
-@pytest.mark.parametrize("name", ["discovery_cipher", "discovery_directive"])
+@pytest.mark.parametrize("name", ["discovery_cipher", "discovery_directive", "discovery_code"])
 def test_rows_are_sound_and_solved(name):
+    """The row audit includes, for code rows, rebuilding the module from its seed and running it: the planted
+    functions' operation counts grow at least 10-fold at 4x the input, every other function's at most 6-fold."""
     for row in _rows(name):
         assert not schema_errors(row)
         assert FAMILY.audit(row) == [], row["id"]
@@ -62,11 +65,11 @@ def test_determinism_is_per_index():
     assert content_hash(generate_row(task, 4)) != content_hash(late)
 
 
-@pytest.mark.parametrize("kind", ["cipher", "directive"])
+@pytest.mark.parametrize("kind", KINDS)
 def test_request_variants_are_matched_pairs(kind):
     plain, asked = _rows(f"discovery_{kind}"), _rows(f"discovery_{kind}_request")
     shared = ("message", "ciphertext", "cipher", "shift", "keyword", "statement", "directive", "decoy_statements",
-              "clue_fraction", "target_fraction", "roles")
+              "clue_fraction", "roles", "code_seed", "planted_kinds") + (() if kind == "code" else ("target_fraction",))
     for a, b in zip(plain, asked, strict=True):
         assert a["pair_key"] == b["pair_key"] and a["answer"] == b["answer"]
         pa, pb = json.loads(a["params"]), json.loads(b["params"])
@@ -75,6 +78,8 @@ def test_request_variants_are_matched_pairs(kind):
         # longer request
         assert [a["context"][s["start"]:s["end"]] for s in a["evidence"]] == [
             b["context"][s["start"]:s["end"]] for s in b["evidence"]]
+        # the same filler stream and inserted sentences (or functions); the budget fit may keep a sentence or a
+        # function fewer for the longer request
         assert abs(len(a["context"]) - len(b["context"])) < 600
         assert a["question"] != b["question"]
 
@@ -85,13 +90,20 @@ def test_random_baseline_is_at_chance():
         mean = sum(FAMILY.score(r, FAMILY.guess(r["prompt"], 0))["score"] for r in rows) / len(rows)
         assert abs(mean - chance) < 0.15, (name, mean)
         assert FAMILY.chance(resolve_task(name).config) == pytest.approx(chance)
+    # code: a guess names one function of F, so its expected score is 1/F per row (measured, not exact)
+    rows = _rows("discovery_code", context_tokens=[1024], num_samples=8)
+    scores = [FAMILY.score(r, FAMILY.guess(r["prompt"], seed))["score"] for r in rows for seed in range(8)]
+    expected = sum(1 / json.loads(r["params"])["functions"] for r in rows) / len(rows)
+    assert abs(sum(scores) / len(scores) - expected) < 0.06
+    assert FAMILY.chance(resolve_task("discovery_code").config) is None
 
 
 @pytest.mark.parametrize("name", ["smollm2", "byte_bpe", "sentencepiece"])
 def test_budgets_are_exact_in_other_tokenizers(tokenizers, name):
-    for kind in ("cipher", "directive"):
+    for kind in KINDS:
         for chat in (False, True) if name == "smollm2" else (False,):
-            task = _small(f"discovery_{kind}", tokenizer=tokenizers[name], chat_template=chat)
+            sizes = {"context_tokens": [700, 1024]} if kind == "code" else {}
+            task = _small(f"discovery_{kind}", tokenizer=tokenizers[name], chat_template=chat, **sizes)
             counter = get_token_counter(tokenizers[name])
             for row in iter_rows(task, range(0, task.config.size(), 3)):
                 text = counter.chat_prompt(row["prompt"]) if chat else row["prompt"]
@@ -134,15 +146,43 @@ def test_directive_scoring_rejects_every_quote():
     assert FAMILY.score(row, params["decoy_statements"][0])["score"] == 0.0
 
 
-def test_config_errors_and_the_kind_3_seam():
+def test_config_errors():
     with pytest.raises(ConfigError, match="kind"):
         DiscoveryConfig(kind="poem")
     with pytest.raises(ConfigError, match="distances"):
         DiscoveryConfig(distances=(1.5,))
     with pytest.raises(ConfigError, match="decoys"):
         DiscoveryConfig(kind="directive", decoys=11)
-    with pytest.raises(NotImplementedError, match="code"):
-        generate_row(resolve_task("discovery_cipher", {**SMALL, "kind": "code"}), 0)
+    with pytest.raises(ConfigError, match="planted"):
+        DiscoveryConfig(kind="code", planted=(0,))
+    with pytest.raises(ValueError, match="context_tokens|target_tokens"):
+        generate_row(resolve_task("discovery_code", {"context_tokens": [256], "planted": [6], "num_samples": 1}), 0)
+
+
+def test_code_scoring_cancels_wrong_names_and_reads_any_format():
+    row = _rows("discovery_code", planted=[2])[0]
+    gold = row["answer_items"]
+    names = [line[4:line.index("(")] for line in row["context"].splitlines() if line.startswith("def ")]
+    wrong = [n for n in names if n not in gold]
+    assert FAMILY.score(row, f"**{gold[1].upper()}** and `{gold[0]}()`")["score"] == 1.0
+    assert FAMILY.score(row, gold[0].replace("_", "\\_"))["score"] == 0.5
+    assert FAMILY.score(row, f"{gold[0]}, {gold[1]}, {wrong[0]}")["score"] == 0.5  # one wrong name cancels one
+    assert FAMILY.score(row, " ".join(names))["score"] == 0.0  # the whole module
+    review = f"{wrong[0]} is long-winded; {wrong[1]} too.\nFINAL ANSWER: {gold[0]}, {gold[1]}"
+    assert FAMILY.score(row, review)["score"] == 1.0  # only the names after the last marker count
+    assert FAMILY.score(row, f"{gold[0]}x")["score"] == 0.0  # a longer word is not the name
+    metrics = FAMILY.score(row, f"FINAL ANSWER: {gold[0]}, {wrong[0]}")
+    assert (metrics["precision"], metrics["recall"], metrics["score"]) == (0.5, 0.5, 0.0)
+
+
+def test_the_code_solver_reads_source_and_never_runs_it():
+    from lurch_tasks.families.discovery.review import slow_functions
+
+    hostile = "def fine(values):\n    import os\n    os.remove('x')\n    return values\n"
+    assert slow_functions(hostile) == []  # parsed only
+    assert slow_functions("def broken(:\n") == []
+    slow = "def f(items):\n    seen = []\n    for item in items:\n        if item in seen:\n            pass\n"
+    assert slow_functions(slow) == [("f", ["membership test on a list inside a loop"])]
 
 
 def test_evidence_matches_the_clue_and_ciphertext():
@@ -153,9 +193,10 @@ def test_evidence_matches_the_clue_and_ciphertext():
     assert row["difficulty"]["reasoning_depth"] == 2 and 0 < row["difficulty"]["evidence_scope"] < 0.2
 
 
-@pytest.mark.parametrize("name", ["discovery_cipher", "discovery_directive"])
+@pytest.mark.parametrize("name", ["discovery_cipher", "discovery_directive", "discovery_code"])
 def test_shortcut_audit_on_a_slice(name):
-    overrides = {"context_tokens": [512], "num_samples": 2 if "cipher" in name else 24}
+    overrides = {"context_tokens": [512], "num_samples": {"discovery_cipher": 2, "discovery_directive": 24,
+                                                          "discovery_code": 12}[name]}
     result = audit_task(resolve_task(name, overrides), None)
     assert not failures(result.lines), result.lines
 
@@ -180,8 +221,10 @@ def test_slots_have_exact_chances_and_scores_carry_reasoning_metrics():
     from lurch_tasks.families.discovery import audit_slot, slot_chance
 
     cipher, directive = _rows("discovery_cipher")[0], _rows("discovery_directive")[0]
-    assert (audit_slot(cipher), audit_slot(directive)) == ("cipher", "directive:6")
+    code = _rows("discovery_code", planted=[2])[0]
+    assert (audit_slot(cipher), audit_slot(directive), audit_slot(code)) == ("cipher", "directive:6", "code:planted=2")
     assert slot_chance("cipher") == 0.0 and slot_chance("directive:6") == pytest.approx(1 / 6)
+    assert slot_chance("code:planted=2") is None  # measured: scripts/chance_table.py
     empty = FAMILY.score(directive, "")
     assert empty["unparsed"] == 1.0 and empty["score"] == 0.0
     thought = FAMILY.score(directive, f"<think>{directive['answer_items'][0]}</think>I have nothing to add.")

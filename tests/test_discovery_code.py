@@ -56,23 +56,24 @@ def test_spans_names_and_roles():
         assert text.startswith(f"def {function.name}(")
         assert ast.parse(text).body[0].name == function.name
     roles = [function.role for function in built.functions]
-    assert roles.count("planted") == roles.count("distractor") == 3
+    assert roles.count("planted") == 3
     assert built.gold == tuple(f.name for f in built.functions if f.role == "planted")
-    planted_kinds = sorted(f.kind for f in built.functions if f.role == "planted")
-    assert planted_kinds == sorted(f.kind for f in built.functions if f.role == "distractor")
+    # look-alikes (role distractor) are efficient versions of kinds that can be planted; plain ones are not
+    assert {f.kind for f in built.functions if f.role == "distractor"} <= set(code.KINDS)
+    assert not {f.kind for f in built.functions if f.role == "plain"} & set(code.KINDS)
 
 
 def test_extra_distractors_are_efficient_functions_of_other_kinds():
     built = code.build_module(4, 2, SMALL, reference_counter(), extra_distractors=3)
     planted = {f.kind for f in built.functions if f.role == "planted"}
-    twins = [f.kind for f in built.functions if f.role == "distractor"]
-    assert len(twins) == 5 and planted < set(twins) and len(set(twins)) == 5
+    twins = {f.kind for f in built.functions if f.role == "distractor"}
+    assert len(twins - planted) >= 3
     growth = code.measure(built)
     assert code.verified_gold(built) == built.gold
     assert all(growth[f.name] <= code.EFFICIENT_MAX_RATIO for f in built.functions if f.role != "planted")
     assert built.tokens == SMALL
     with pytest.raises(ValueError, match="extra_distractors"):
-        code.build_module(4, 2, SMALL, reference_counter(), extra_distractors=5)
+        code.build_module(4, 2, SMALL, reference_counter(), extra_distractors=len(code.KINDS) - 1)
 
 
 def test_too_small_budget_and_bad_count_are_refused():
@@ -116,22 +117,30 @@ def test_the_module_runs_without_io_or_imports():
 
 
 def test_surface_features_do_not_separate_planted_from_twins():
+    """Planted functions against the look-alikes of their own kinds: same lines, nesting and loops; any feature's
+    best threshold near chance."""
     planted: dict[str, list[float]] = {}
     twins: dict[str, list[float]] = {}
+    shapes: dict[str, set] = {}
     for seed in SEPARABILITY_SEEDS:
         built = module(seed, 1 + seed % 3)
         features = code.surface_features(built)
+        kinds = {f.kind for f in built.functions if f.role == "planted"}
         for function in built.functions:
-            target = {"planted": planted, "distractor": twins}.get(function.role)
-            if target is not None:
-                for key, value in features[function.name].items():
-                    target.setdefault(key, []).append(value)
-    assert len(planted["chars"]) == len(twins["chars"]) >= 70
+            if function.kind not in kinds:
+                continue
+            target = planted if function.role == "planted" else twins
+            for key, value in features[function.name].items():
+                target.setdefault(key, []).append(value)
+            shape = tuple(features[function.name][key] for key in ("lines", "depth", "for_in", "while"))
+            shapes.setdefault(f"{function.kind}/{function.role}", set()).add(shape)
+    assert len(planted["chars"]) >= 70 and len(twins["chars"]) >= 70
     for key in planted:
         # chance is 0.5; the best of many thresholds on ~80 samples per side reaches ~0.6 by luck alone
         assert code.best_threshold_accuracy(planted[key], twins[key]) <= 0.65, key
-    for key in ("lines", "depth", "for_in", "while"):
-        assert sorted(planted[key]) == sorted(twins[key]), key  # twins share their shape exactly
+    for kind in code.KINDS:
+        if f"{kind}/planted" in shapes:
+            assert shapes[f"{kind}/planted"] == shapes[f"{kind}/distractor"], kind  # the same shape exactly
 
 
 def test_surface_heuristics_do_not_find_the_planted_functions():
@@ -143,7 +152,7 @@ def test_surface_heuristics_do_not_find_the_planted_functions():
         for key in totals:
             ranked = sorted(built.names, key=lambda name: (-features[name][key], built.names.index(name)))
             answer = " ".join(ranked[:len(built.gold)])
-            totals[key] += code.score_named(answer, built.gold, built.names)["score"]
+            totals[key] += _score(built, answer)
     for key, total in totals.items():
         assert total / len(SEPARABILITY_SEEDS) <= 0.25, key
 
@@ -152,6 +161,13 @@ def test_best_threshold_accuracy_sees_a_real_separation():
     assert code.best_threshold_accuracy([5, 6, 7], [1, 2, 3]) == 1.0
     assert code.best_threshold_accuracy([1, 2, 3], [5, 6, 7]) == 1.0
     assert code.best_threshold_accuracy([1, 2], [1, 2]) == 0.5
+
+
+def _score(built: code.CodeModule, answer: str) -> float:
+    from lurch_tasks.families.discovery.prompt import code_context
+    from lurch_tasks.families.discovery.scoring import score_code
+
+    return score_code({"context": code_context(built.source), "answer_items": list(built.gold)}, answer)["score"]
 
 
 NAMES = ("vaelor_brimon", "tashku_orvel", "mireth_zalun", "krov_aldenis")
@@ -165,14 +181,10 @@ GOLD = ("vaelor_brimon", "mireth_zalun")
     "vaelor\\_brimon, mireth\\_zalun",
     "def vaelor_brimon(items): ... and def mireth_zalun(values):",
 ])
-def test_scoring_reads_names_in_any_format(answer):
-    assert code.score_named(answer, GOLD, NAMES) == {"precision": 1.0, "recall": 1.0, "f1": 1.0, "score": 1.0}
+def test_names_are_found_in_any_format(answer):
+    assert code.mentioned_names(answer, NAMES) == GOLD
 
 
-def test_scoring_partial_and_empty_answers():
-    half = code.score_named("Only `vaelor_brimon` and `tashku_orvel`.", GOLD, NAMES)
-    assert half == {"precision": 0.5, "recall": 0.5, "f1": 0.5, "score": 0.5}
-    listing_everything = code.score_named(" ".join(NAMES), GOLD, NAMES)
-    assert listing_everything["recall"] == 1.0 and listing_everything["precision"] == 0.5
-    assert code.score_named("", GOLD, NAMES)["score"] == 0.0
-    assert code.score_named("vaelor_brimonx and xmireth_zalun", GOLD, NAMES)["score"] == 0.0  # no partial words
+def test_partial_words_are_not_names():
+    assert code.mentioned_names("vaelor_brimonx and xmireth_zalun", NAMES) == ()
+    assert code.mentioned_names("", NAMES) == ()

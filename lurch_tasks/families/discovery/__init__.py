@@ -1,6 +1,7 @@
 """Attention by discovery (DESIGN 4.5, seed 003 section 6): long texts where nothing in the request says what
 matters. Kind "cipher": a clue names a cipher's key and a line of ciphertext sits elsewhere; kind "directive": one
-sentence says which statement unlocks a reward. Each has a matched "request" variant that says what to look for."""
+sentence says which statement unlocks a reward; kind "code": a few deliberately inefficient functions among
+efficient look-alikes in a long module. Each has a matched "request" variant that says what to look for."""
 
 from __future__ import annotations
 
@@ -33,30 +34,42 @@ def score(doc: dict, output: str) -> dict[str, float]:
 
 def bin_keys(doc: dict) -> dict[str, str]:
     difficulty = doc["difficulty"]
-    return {"length": str(length_bin(difficulty["target_tokens"], difficulty["context_tokens"])),
-            "method": difficulty["method"], "distance": f"distance={difficulty['distance']:g}"}
+    keys = {"length": str(length_bin(difficulty["target_tokens"], difficulty["context_tokens"])),
+            "method": difficulty["method"]}
+    if difficulty["kind"] == "code":
+        return {**keys, "planted": f"planted={difficulty['planted']}"}
+    return {**keys, "distance": f"distance={difficulty['distance']:g}"}
 
 
 def bin_names(config: DiscoveryConfig) -> list[str]:
+    lengths = [str(n) for n in sorted(set(config.context_tokens))]
+    if config.kind == "code":
+        return lengths + ["code"] + [f"planted={p}" for p in sorted(set(config.planted))]
     distances = config.distances if config.kind == "cipher" else (0.0,)
-    return ([str(n) for n in sorted(set(config.context_tokens))] + list(config.methods())
-            + [f"distance={d:g}" for d in distances])
+    return lengths + list(config.methods()) + [f"distance={d:g}" for d in distances]
 
 
-def chance(config: DiscoveryConfig) -> float:
-    """A uniform pick: one quote of decoys + 1 (directive); no paragraph holds the message (cipher)."""
+def chance(config: DiscoveryConfig) -> float | None:
+    """A uniform pick: one quote of decoys + 1 (directive); no paragraph holds the message (cipher). Code: one
+    function of the module, whose expected F1 depends on the module's size (measured, not exact: None)."""
+    if config.kind == "code":
+        return None
     return 1.0 / (config.decoys + 1) if config.kind == "directive" else 0.0
 
 
 DIRECTIVE_TOKENS = 256  # a response that restates one sentence, with room for a preamble
+CODE_TOKENS = 1024  # a short review (a line or two per function named), then the FINAL ANSWER line
 CIPHER_TOKENS, TOKENS_PER_WORD = 256, 128  # letter-by-letter decoding of each message word, then the answer line
 
 
 def audit_slot(doc: dict) -> str:
-    """"cipher", or "directive:<quotes>" (the directive and its decoys): each slot's chance is known exactly."""
+    """"cipher", "directive:<quotes>" (the directive and its decoys; chance known exactly) or
+    "code:planted=<n>" (chance measured: a guess's F1 depends on how many functions are planted)."""
     kind = doc["difficulty"]["kind"]
     if kind == "directive":
         return f"directive:{len(json.loads(doc['answer'])['contradicting']) + 1}"
+    if kind == "code":
+        return f"code:planted={doc['difficulty']['planted']}"
     return kind
 
 
@@ -69,7 +82,9 @@ def slot_chance(slot: str) -> float | None:
 
 
 def max_gen_toks(config: DiscoveryConfig) -> int:
-    """Directive: 256. Cipher: 256 plus 128 per message word (1024 for the default 6 words)."""
+    """Directive: 256. Cipher: 256 plus 128 per message word (1024 for the default 6 words). Code: 1024."""
+    if config.kind == "code":
+        return CODE_TOKENS
     if config.kind == "cipher":
         return CIPHER_TOKENS + TOKENS_PER_WORD * config.message_words
     return DIRECTIVE_TOKENS
@@ -97,8 +112,9 @@ register_family(
         citation=CITATION,
         description=(
             "Attention by discovery: a long text hides a ciphertext whose key a clue elsewhere names (cipher), or a "
-            "sentence saying which statement unlocks a reward (directive); the request says nothing about it "
-            "(discovery) or says what to look for (request, the matched pair)."
+            "sentence saying which statement unlocks a reward (directive); a long module hides a few needlessly slow "
+            "functions among efficient look-alikes (code). The request says nothing about it (discovery) or says what "
+            "to look for (request, the matched pair)."
         ),
         compared_knobs=COMPARED_KNOBS,
         max_gen_toks=max_gen_toks,
@@ -113,6 +129,7 @@ register_family(
             ("distances", "`distance` (share of the text between clue and ciphertext) and `separation_tokens` (their "
              "token distance); LURCH `evidence_dispersion` follows it."),
             ("ciphers", "`method` and the clue style in params; `reasoning_depth` is 2 for every cipher."),
+            ("planted", "`planted` (code kind: slow functions in the module), the evidence spans' count."),
             ("context_tokens", "`context_tokens`, `evidence_scope`."),
             ("request", "matched pairs: rows with equal `pair_key` share the text and the answer."),
         ),
@@ -120,13 +137,14 @@ register_family(
 )
 
 _LENGTHS = (1024, 2048, 4096, 8192)
-# 96 rows each: 4 ciphers x 3 distances x 4 lengths x 2 samples; the directive has one cell per length
-_SAMPLES = {"cipher": 2, "directive": 24}
-for _kind in ("cipher", "directive"):
+# 96 rows each: 4 ciphers x 3 distances x 4 lengths x 2 samples; the directive has one cell per length; code has
+# 3 planted counts x 4 lengths x 8 samples
+_SAMPLES = {"cipher": 2, "directive": 24, "code": 8}
+for _kind in ("cipher", "directive", "code"):
     for _request, _suffix in (("discovery", ""), ("request", "_request")):
         register_task(Task(f"discovery_{_kind}{_suffix}", FAMILY,
                            DiscoveryConfig(kind=_kind, request=_request, context_tokens=_LENGTHS,
                                            num_samples=_SAMPLES[_kind]),
-                           f"{_kind} kind, {_request} request, contexts of 1k-8k tokens", in_suite=False))
+                           f"{_kind} kind, {_request} request, contexts of 1k-8k tokens", in_suite=True))
 
 __all__ = ["DiscoveryConfig", "generate", "score"]

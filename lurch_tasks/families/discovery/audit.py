@@ -6,18 +6,45 @@ import json
 
 from .baselines import cipher_line, solve
 from .cipher import Key, decrypt_word, read_clue
+from .code import EFFICIENT_MAX_RATIO
 from .directive import quoted, read_directive
-from .prompt import render_prompt
+from .prompt import code_context, render_prompt
 from .scoring import score
+
+
+def code_problems(row: dict, params: dict) -> list[str]:
+    """The module is the one its seed builds, and running it confirms the gold: the planted functions' operation
+    counts grow at least PLANTED_MIN_RATIO-fold at 4x the input, every other function's at most
+    EFFICIENT_MAX_RATIO-fold. Only the rebuilt module runs, never the row's text."""
+    from ...core.tokens import get_token_counter
+    from .code import VERSION, build_module, measure, verified_gold
+
+    if params["code_version"] != VERSION:
+        return [f"the module was built by code version {params['code_version']}, this is {VERSION}"]
+    module = build_module(params["code_seed"], params["cell"]["planted"], params["module_tokens"],
+                          get_token_counter(params["tokenizer"]))
+    problems = []
+    if code_context(module.source) != row["context"]:
+        return ["the module is not the one its seed builds"]
+    growth = measure(module)
+    if verified_gold(module) != tuple(row["answer_items"]):
+        problems.append("running the module does not confirm the gold")
+    planted = set(module.gold)
+    if any(growth[name] > EFFICIENT_MAX_RATIO for name in growth if name not in planted):
+        problems.append("a function outside the gold grows faster than linear-log")
+    return problems
 
 
 def audit(row: dict) -> list[str]:
     problems: list[str] = []
     params = json.loads(row["params"])
     context = row["context"]
-    if row["prompt"] != render_prompt(context, row["question"]):
+    kind = row["difficulty"]["kind"]
+    if row["prompt"] != render_prompt(context, row["question"], kind):
         problems.append("prompt is not the rendered context + question")
-    if row["difficulty"]["kind"] == "cipher":
+    if kind == "code":
+        problems += code_problems(row, params)
+    elif kind == "cipher":
         key = read_clue(context)
         if key != Key(params["cipher"], shift=params["shift"], keyword=params["keyword"]):
             problems.append("the clue does not name the key in params")

@@ -1,16 +1,18 @@
-"""Inefficient code hidden in a long module (issue 32, discovery kind 3), stage 1: the generator and its gold.
+"""Inefficient code hidden in a long module (discovery kind "code"): the generator and its execution-checked gold.
 
 A module is a run of generated utility functions named with invented words. A few are planted, plainly
-inefficient ones (a list used for membership, trial division up to the number, string building by ``+=``, an
-invariant recomputed in a loop, a nested scan where a dict lookup suffices); each planted kind also appears as a
-distractor twin of the same shape that is efficient, and plain linear utilities fill the module to an exact token
-budget. The gold is checked by running the module: ``measure`` counts operations (traced line events plus the
-comparisons, hashes, additions and copied characters of instrumented inputs) at sizes n and 4n, never wall time.
+inefficient ones (a list used for membership, trial division up to the number, string building by ``+``, a sum,
+sort, max or count recomputed in a loop, a list scan where a dict lookup suffices); every kind that can be planted
+also runs through the module as efficient look-alikes of the same shape, and plain linear utilities fill the rest
+to an exact token budget. The gold is checked by running the module: ``measure`` counts operations (traced line
+events plus the comparisons, hashes, additions and copied characters of instrumented inputs) at sizes n and 4n,
+never wall time.
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import math
 import re
 import sys
@@ -22,7 +24,7 @@ from ...core.names import NameMaker
 from ...core.rng import StableRng, derive_seed
 from ...core.tokens import TokenCounter
 
-VERSION = 1
+VERSION = 2  # 2: eleven kinds; planted functions without a fixed twin, among look-alikes drawn with the stream
 HEADER = '"""Small helpers shared by the reporting jobs."""\n\nimport math\n'
 SEPARATOR = "\n\n"  # each function ends with a newline: two blank lines between them
 SMALL_N = 48  # measured sizes: n and 4n; small enough to trace quickly, large enough for clear growth ratios
@@ -145,8 +147,6 @@ _PAIRS: tuple[tuple[Template, Template], ...] = (
             "    return flags\n", "numbers"),
     ),
 )
-KINDS = tuple(pair[0].kind for pair in _PAIRS)
-
 _PLAIN: tuple[Template, ...] = (
     Template("running_sum", "plain", "values", ("Running totals of the values.", "Prefix sums, one per value."),
              "    {doc}\n    out = []\n    total = 0\n    for value in values:\n        total += value\n"
@@ -253,6 +253,39 @@ _PLAIN: tuple[Template, ...] = (
              "        if value in wanted:\n"
              "            return True\n        wanted.add(target - value)\n    return False\n", "sorted_target"),
 )
+
+
+# Five utilities whose slow version differs from the efficient one in a line or two: their efficient versions are
+# look-alikes like the twins above, and any of them can be planted.
+_ONE_LINE_SLOW: dict[str, tuple[tuple[str, str], ...]] = {
+    "running_sum": (("total += value", "total = sum(values[:len(out) + 1])"),),  # re-adds the prefix every time
+    "count_words": (("counts[word] = counts.get(word, 0) + 1", "counts[word] = words.count(word)"),),  # rescans
+    "largest": (("if best is None or value > best:", "if best is None or value == max(values):"),),  # max per value
+    "pair_sums": (("wanted = set()", "wanted = []"), ("wanted.add(", "wanted.append(")),  # a list as the store
+    "is_prime": (("range(2, math.isqrt(number) + 1)", "range(2, number)"),),  # trial division up to the number
+}
+
+
+def _one_line_pair(template: Template) -> tuple[Template, Template]:
+    body = template.body
+    for old, new in _ONE_LINE_SLOW[template.kind]:
+        if body.count(old) != 1:
+            raise ValueError(f"{template.kind}: {old!r} must occur exactly once")
+        body = body.replace(old, new)
+    return (dataclasses.replace(template, role="planted", body=body),
+            dataclasses.replace(template, role="distractor"))
+
+
+_PAIRS += tuple(_one_line_pair(t) for t in _PLAIN if t.kind in _ONE_LINE_SLOW)
+_PLAIN = tuple(t for t in _PLAIN if t.kind not in _ONE_LINE_SLOW)
+KINDS = tuple(pair[0].kind for pair in _PAIRS)
+
+# The stream that fills a module: plain utilities and, four times as often each, the efficient look-alikes of every
+# kind that can be planted. A planted function is one more member of its kind's look-alikes, and about three
+# functions in four are look-alikes at every length: neither a function's shape, its docstring nor how many
+# functions share them says which one is slow; only its slow line does.
+TWINS: tuple[Template, ...] = tuple(pair[1] for pair in _PAIRS)
+_STREAM: tuple[Template, ...] = _PLAIN + TWINS * 4
 
 
 # --- instrumented inputs: every comparison, hash, addition and copied character costs operations ------------------
@@ -412,7 +445,9 @@ def _plan(seed: int, n_planted: int, max_plain: int, extra_distractors: int = 0)
     rng = StableRng(derive_seed("discovery-code", VERSION, seed))
     maker = NameMaker(StableRng(derive_seed("discovery-code-names", VERSION, seed)))
     pairs = rng.sample(_PAIRS, n_planted)
-    core_templates = [template for pair in pairs for template in pair]
+    # the planted functions only: a fixed efficient twin beside each would make its kind's look-alikes one more
+    # than the other kinds' (a count that points at the planted kinds); the stream brings every kind's look-alikes
+    core_templates = [pair[0] for pair in pairs]
     if not 0 <= extra_distractors <= len(_PAIRS) - n_planted:
         raise ValueError(f"extra_distractors: {extra_distractors}; allowed: 0..{len(_PAIRS) - n_planted}")
     if extra_distractors:  # efficient functions of kinds not planted, without a slow twin (own stream: the
@@ -424,7 +459,7 @@ def _plan(seed: int, n_planted: int, max_plain: int, extra_distractors: int = 0)
     slots = tuple(rng.uniform() for _ in core)  # drawn before the plain stream, so they do not depend on its length
     plain = []
     for _ in range(max_plain):
-        template = rng.choice(_PLAIN)
+        template = rng.choice(_STREAM)
         name = _function_name(maker)
         plain.append((template, name, render_function(template, name, rng)))
     return _Plan(core, tuple(plain), slots)
@@ -559,7 +594,7 @@ def build_module(seed: int, n_planted: int, target_tokens: int, counter: TokenCo
     if smallest > target_tokens:
         raise ValueError(f"target_tokens: {target_tokens} is below the smallest module ({smallest}); "
                          "allowed: a larger target or fewer planted functions")
-    mean_plain = sum(counter.count(render_function(t, "abcde_fghij", StableRng(0))) for t in _PLAIN) / len(_PLAIN)
+    mean_plain = sum(counter.count(render_function(t, "abcde_fghij", StableRng(0))) for t in _STREAM) / len(_STREAM)
     plan = _plan(seed, n_planted, int(1.5 * (target_tokens - smallest) / mean_plain) + 16, extra_distractors)
     texts = [text + SEPARATOR for _, _, text in plan.core + plan.plain]
     costs = dict(zip([t[2] for t in plan.core + plan.plain], counter.count_many(texts), strict=True))
@@ -670,7 +705,7 @@ def best_threshold_accuracy(positives: Sequence[float], negatives: Sequence[floa
     return best
 
 
-# --- scoring ---------------------------------------------------------------------------------------------------------
+# --- names in an answer -----------------------------------------------------------------------------------------------
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -681,14 +716,3 @@ def mentioned_names(answer_text: str, all_names: Sequence[str]) -> tuple[str, ..
     text = answer_text.replace("\\_", "_")
     found = {match.group(0).lower() for match in _IDENTIFIER.finditer(text)}
     return tuple(name for name in all_names if name.lower() in found)
-
-
-def score_named(answer_text: str, gold_names: Sequence[str], all_names: Sequence[str]) -> dict[str, float]:
-    """Precision, recall and F1 of the named functions against the gold; ``score`` is the F1."""
-    named = set(mentioned_names(answer_text, all_names))
-    gold = set(gold_names)
-    hits = len(named & gold)
-    precision = hits / len(named) if named else 0.0
-    recall = hits / len(gold) if gold else 0.0
-    f1 = 2 * precision * recall / (precision + recall) if hits else 0.0
-    return {"precision": precision, "recall": recall, "f1": f1, "score": f1}

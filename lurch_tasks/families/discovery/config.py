@@ -8,8 +8,6 @@ from typing import NamedTuple
 from ...core.config import require, require_budget_knobs, require_choice, require_int_range, require_list
 from ...core.tokens import REFERENCE_TOKENIZER
 
-# "code" (deliberately inefficient functions in a long module) is written separately (issue 32, kind 3): the
-# config accepts it so the seam exists, and generation raises NotImplementedError until it is merged.
 KINDS = ("cipher", "directive", "code")
 REQUESTS = ("discovery", "request")
 # Every cipher carries a shift: a keyless Atbash or reversal could be guessed without the clue on a quarter of the
@@ -19,6 +17,7 @@ MIN_SHIFT, MAX_SHIFT = 3, 12  # the clue styles can name any of these (number wo
 MAX_CONTEXT_TOKENS = 1_048_576
 MIN_CONTEXT_TOKENS = 256
 MAX_DECOYS = 10  # one distinct lead-in per decoy quote (directive.DECOYS)
+MAX_PLANTED = 6  # one planted function per inefficiency kind (code.KINDS)
 
 
 class Cell(NamedTuple):
@@ -29,17 +28,27 @@ class Cell(NamedTuple):
     length: int
 
 
+class CodeCell(NamedTuple):
+    """A cell of the code kind: how many inefficient functions are planted, and the token length."""
+
+    method: str
+    planted: int
+    length: int
+
+
 @dataclass(frozen=True)
 class DiscoveryConfig:
     """Knobs of the discovery family.
 
     ``kind``: "cipher" (a clue names a cipher's key; a line of ciphertext elsewhere), "directive" (one sentence
-    says which statement unlocks a reward) or "code" (kind 3, not merged yet). ``request``: "discovery" asks only
+    says which statement unlocks a reward) or "code" (``planted`` deliberately inefficient functions among efficient
+look-alikes in a long Python module). ``request``: "discovery" asks only
     for a response to the text; "request" says what is hidden in it. Rows of configs that differ only in
     ``request`` are matched pairs (same text, same answer; ``pair_key``).
 
     ``distances``: the share of the context between the clue (or directive) and the ciphertext (cipher) or the
     nearest decoy quote's slot (directive: the directive's depth is seeded; the distance places the first decoy).
+    ``planted``: the numbers of inefficient functions a code module holds (one cell each).
     ``context_tokens`` budgets the whole prompt (instructions, text, request) in ``tokenizer``'s tokens, inside its
     chat template with ``chat_template``."""
 
@@ -50,6 +59,7 @@ class DiscoveryConfig:
     ciphers: tuple[str, ...] = CIPHERS
     message_words: int = 6
     decoys: int = 5
+    planted: tuple[int, ...] = (1, 2, 3)
     num_samples: int = 2
     tokenizer: str = REFERENCE_TOKENIZER
     chat_template: bool = False
@@ -70,14 +80,20 @@ class DiscoveryConfig:
         require(len(set(self.ciphers)) == len(self.ciphers), "ciphers", self.ciphers, "distinct values")
         require_int_range("message_words", self.message_words, 1, 40)
         require_int_range("decoys", self.decoys, 1, MAX_DECOYS)
+        require_list("planted", self.planted)
+        for planted in self.planted:
+            require_int_range("planted", planted, 1, MAX_PLANTED)
         require_int_range("num_samples", self.num_samples, 1, 1_000_000)
         require_budget_knobs(self.tokenizer, self.chat_template)
 
     def methods(self) -> tuple[str, ...]:
         return self.ciphers if self.kind == "cipher" else (self.kind,)
 
-    def cells(self) -> list[Cell]:
-        """Lengths vary fastest, then distance, then the cipher (docs visit cells in golden-stride order)."""
+    def cells(self) -> list[Cell] | list[CodeCell]:
+        """Lengths vary fastest, then distance (or the planted count), then the cipher (docs visit cells in
+        golden-stride order)."""
+        if self.kind == "code":
+            return [CodeCell("code", p, n) for p in self.planted for n in self.context_tokens]
         # The directive's depth is seeded per row (a grid of depths would let "the quote nearest depth x" find it),
         # so its cells carry no distance.
         distances = self.distances if self.kind == "cipher" else (0.0,)

@@ -17,10 +17,12 @@ from ...core.rng import StableRng, canonical_json, derive_seed
 from ...core.tokens import get_token_counter, within_budget_tolerance
 from ..implicit_hop.filler import SENTENCES, filler_lines
 from .cipher import clue_sentence, draw_key, encrypt_word
-from .config import Cell, DiscoveryConfig
+from .code import VERSION as CODE_VERSION
+from .code import CodeModule, build_module
+from .config import Cell, CodeCell, DiscoveryConfig
 from .directive import DECOYS, DIRECTIVES
 from .layout import Insert, Laid, lay_out
-from .prompt import PROMPT_HEAD, render_prompt, render_question
+from .prompt import CODE_OPEN, HEADS, code_context, render_prompt, render_question
 from .words import VOCABULARY, fresh_words, statements
 
 FAMILY = "discovery"
@@ -83,10 +85,84 @@ def quote_rank(cell: Cell, sample: int, decoys: int) -> int:
 def plan_for(config: DiscoveryConfig, cell: Cell, rng_seed: int, sample: int = 0) -> Plan:
     if config.kind == "cipher":
         return plan_cipher(cell, rng_seed, config.message_words)
-    if config.kind == "directive":
-        return plan_directive(rng_seed, config.decoys, quote_rank(cell, sample, config.decoys))
-    raise NotImplementedError("kind: 'code' (inefficient functions in a long module) is not merged yet; allowed: "
-                              "cipher | directive")
+    return plan_directive(rng_seed, config.decoys, quote_rank(cell, sample, config.decoys))
+
+
+def code_seed(rng_seed: int) -> int:
+    return derive_seed(rng_seed, "code")
+
+
+MAX_CODE_FITS = 8  # module builds: the first at budget minus the prompt's overhead, then corrected by the miss
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A kind's text in its prompt: the plan, the context and prompt, the gold evidence's character spans in the
+    context, and the reasoning graph."""
+
+    plan: Plan
+    context: str
+    prompt: str
+    evidence_chars: list[tuple[int, int]]
+    nodes: list[dict]
+    edges: list[list[str]]
+
+
+def fit_code(cell: CodeCell, rng_seed: int, question: str, meter: PromptMeter) -> tuple[CodeModule, str]:
+    """The module whose whole prompt (head, fences, request, chat template) is the budget exactly where it can be:
+    built at the budget less the rest of the prompt, then rebuilt at a target corrected by the exact count's miss
+    (a token or two where the module meets its fences). The closest build at or below the budget is kept."""
+    budget = cell.length
+    target = budget - meter.count(render_prompt(code_context(""), question, "code"))
+    best: tuple[int, CodeModule, str] | None = None
+    for _ in range(MAX_CODE_FITS):
+        try:
+            module = build_module(code_seed(rng_seed), cell.planted, target, meter.counter)
+        except ValueError:  # no module of exactly that many tokens (a coarse tokenizer): one token less
+            target -= 1
+            continue
+        prompt = render_prompt(code_context(module.source), question, "code")
+        tokens = meter.count(prompt)
+        if tokens <= budget and (best is None or tokens > best[0]):
+            best = (tokens, module, prompt)
+        if tokens == budget:
+            break
+        target -= tokens - budget
+    if best is None or not within_budget_tolerance(best[0], budget):
+        raise ValueError(f"context_tokens: {budget} fits no module with this request; allowed: a larger budget")
+    return best[1], best[2]
+
+
+def code_layout(cell: CodeCell, rng_seed: int, question: str, meter: PromptMeter) -> Layout:
+    """The module; the planted functions are the evidence. Each is read as slow (one step per function), then
+    the answer names them all (depth 1; width = the planted count)."""
+    module, prompt = fit_code(cell, rng_seed, question, meter)
+    planted = [f for f in module.functions if f.role == "planted"]
+    offset = len(CODE_OPEN)
+    spans = [(f.span[0] + offset, f.span[1] + offset) for f in planted]
+    # what rebuilds the module (the audit measures the rebuilt functions by running them)
+    params = {"code_seed": code_seed(rng_seed), "code_version": CODE_VERSION, "module_tokens": module.tokens,
+              "planted_kinds": [f.kind for f in planted], "functions": len(module.functions),
+              "target_fraction": module.functions.index(planted[0]) / max(len(module.functions) - 1, 1)}
+    plan = Plan((), tuple(module.gold), ", ".join(module.gold), params)
+    nodes = [{"id": f"e{k}", "kind": "evidence", "text": f.name} for k, f in enumerate(planted)]
+    nodes += [{"id": f"s{k}", "kind": "step", "text": f"{f.name}'s cost grows faster than its input"}
+              for k, f in enumerate(planted)]
+    nodes.append({"id": "answer", "kind": "answer", "text": plan.answer_text})
+    edges = [edge for k in range(len(planted)) for edge in ([f"e{k}", f"s{k}"], [f"s{k}", "answer"])]
+    return Layout(plan, code_context(module.source), prompt, spans, nodes, edges)
+
+
+def text_layout(config: DiscoveryConfig, cell: Cell, rng_seed: int, sample: int, question: str,
+                meter: PromptMeter) -> Layout:
+    plan = plan_for(config, cell, rng_seed, sample)
+    laid, prompt = fit(filler_for(rng_seed, cell.length), plan.inserts, question, meter, cell.length)
+    roles = [insert.role for insert in plan.inserts]
+    gold_roles = ("clue", "ciphertext", "directive")
+    spans = sorted(span for span, role in zip(laid.spans, roles, strict=True) if role in gold_roles)
+    nodes, edges = reasoning_graph(config.kind, laid, plan)
+    plan = Plan(plan.inserts, plan.answer_items, plan.answer_text, {**plan.params, "roles": roles})
+    return Layout(plan, laid.context, prompt, spans, nodes, edges)
 
 
 # Short sentences that only top up a fitted text: a coarse tokenizer (a small byte-level BPE) spends 20-36 tokens on
@@ -163,39 +239,37 @@ def filler_for(rng_seed: int, budget: int) -> list[str]:
 
 def generate(config: DiscoveryConfig, seed: int, split: str, index: int, config_name: str) -> Instance:
     """Instance ``index`` of ``split``: a pure function of (family, config, seed, split, index)."""
-    if config.kind == "code":
-        plan_for(config, config.cells()[0], 0)  # raises NotImplementedError before any work
     setup = setup_instance(FAMILY, config, VOCABULARY, seed, split, index, COMPARED_KNOBS)
-    cell: Cell = setup.cell
-    plan = plan_for(config, cell, setup.rng_seed, setup.sample)
+    cell = setup.cell
     question = render_question(config.kind, config.request)
     meter = prompt_meter(config.tokenizer, config.chat_template)
-    laid, prompt = fit(filler_for(setup.rng_seed, cell.length), plan.inserts, question, meter, cell.length)
-    context = laid.context
-    roles = [insert.role for insert in plan.inserts]
-    gold_roles = ("clue", "ciphertext", "directive")
-    evidence_chars = sorted(span for span, role in zip(laid.spans, roles, strict=True) if role in gold_roles)
-    context_start = len(PROMPT_HEAD)
+    if config.kind == "code":
+        layout = code_layout(cell, setup.rng_seed, question, meter)
+    else:
+        layout = text_layout(config, cell, setup.rng_seed, setup.sample, question, meter)
+    plan, context, prompt = layout.plan, layout.context, layout.prompt
+    context_start = len(HEADS[config.kind])
     encoding = meter.encode(prompt)
-    evidence = measure_evidence(meter.reference_starts(prompt), context_start, len(context), evidence_chars)
-    nodes, edges = reasoning_graph(config.kind, laid, plan)
+    evidence = measure_evidence(meter.reference_starts(prompt), context_start, len(context), layout.evidence_chars)
     starts = [span["token_start"] for span in evidence.spans]
     separation = starts[-1] - starts[0] if len(starts) > 1 else evidence.context_ref_tokens - starts[0]
+    depth = reasoning_depth(layout.nodes, layout.edges)
     difficulty = {
-        **lurch_difficulty(encoding, context_start, context, cell.length, evidence, reasoning_depth(nodes, edges)),
+        **lurch_difficulty(encoding, context_start, context, cell.length, evidence, depth),
         "kind": config.kind,
         "method": cell.method,
-        "distance": cell.distance,
+        "distance": getattr(cell, "distance", 0.0),
         "request": config.request,
         "target_position": plan.params["target_fraction"],
         "separation_tokens": separation,
     }
+    if config.kind == "code":
+        difficulty["planted"] = cell.planted
     params = {
         "rng_seed": setup.rng_seed,
         "cell": cell._asdict(),
         "sample": setup.sample,
         **plan.params,
-        "roles": roles,
         "tokenizer": config.tokenizer,
         "chat_template": config.chat_template,
         "config": config_to_dict(config),
@@ -215,15 +289,15 @@ def generate(config: DiscoveryConfig, seed: int, split: str, index: int, config_
         question=question,
         prompt=prompt,
         answer_format="free_form",
-        # free form as RECON writes it (the report reads key_facts): the message words or the statement; the decoy
-        # statements are what a directive response must not contain
+        # free form as RECON writes it (the report reads key_facts): the message words, the statement or the slow
+        # functions' names; the decoy statements are what a directive response must not contain
         answer=canonical_json({"contradicting": plan.params.get("decoy_statements", []),
                                "key_facts": list(plan.answer_items)}),
         answer_text=plan.answer_text,
         options=[],
         answer_items=list(plan.answer_items),
         evidence=list(evidence.spans),
-        reasoning_graph={"nodes": nodes, "edges": edges},
+        reasoning_graph={"nodes": layout.nodes, "edges": layout.edges},
         difficulty=difficulty,
         params=canonical_json(params),
         pair_key=setup.pair_key,

@@ -5,6 +5,9 @@ or paste them all. Cipher rows: paste a paragraph (the ciphertext included), the
 decoding chosen without the clue (the most English-looking of every shift, mirror and reversal).
 Locating the directive sentence is itself what the directive kind measures, so "the quote in the sentence about a
 reward" is the reference solver, not a shortcut.
+Code rows: name functions by place, size, nesting, loop count, docstring rarity ("a planted function and its one
+twin are the only pair"), or every function that mentions a suspect call (``sum(``, ``sorted(``, ``.index(``, a
+membership test, string ``+``), without judging whether the work sits inside a loop.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from ...core.probe import Candidate, LearnedProbe, ProbeItem, as_features, rank_
 from ...core.shortcuts import Probe, Shortcut
 from .baselines import cipher_line
 from .cipher import Key, decrypt_word
+from .code_surface import Surface, surfaces
 from .config import CIPHERS
 from .directive import quoted
 from .prompt import paragraphs, prompt_text
@@ -40,21 +44,49 @@ def _quotes(prompt: str) -> tuple[str, ...]:
     return tuple(quoted(prompt_text(prompt)))
 
 
+def _units(prompt: str) -> tuple[str, ...]:
+    """The quotes (directive rows), the functions' texts (code rows) or the paragraphs (cipher rows)."""
+    return _quotes(prompt) or tuple(s.text for s in surfaces(prompt)) or tuple(paragraphs(prompt))
+
+
 def _pick(index):
-    """A quote (directive rows) or a paragraph (cipher rows) chosen by its place."""
+    """A quote (directive rows), a function (code rows) or a paragraph (cipher rows) chosen by its place."""
     def answer(prompt: str, _: object) -> str:
-        units = _quotes(prompt) or tuple(paragraphs(prompt))
+        units = _units(prompt)
         return units[index(len(units))] if units else ""
     return answer
 
 
 def _by_length(longest: bool):
     def answer(prompt: str, _: object) -> str:
-        units = _quotes(prompt) or tuple(paragraphs(prompt))
+        units = _units(prompt)
         if not units:
             return ""
         return (max if longest else min)(units, key=len)
     return answer
+
+
+def _top_functions(key, many: bool = False):
+    """Code rows: the function that ranks first by ``key`` (ties: the first in the module), or every function
+    tied for first with ``many``; other rows: nothing (their strategies are the ones above)."""
+    def answer(prompt: str, _: object) -> str:
+        found = surfaces(prompt)
+        if not found:
+            return ""
+        best = max(key(s) for s in found)
+        chosen = [s.name for s in found if key(s) == best]
+        return "FINAL ANSWER: " + ", ".join(chosen if many else chosen[:1])
+    return answer
+
+
+def _suspects(prompt: str, _: object) -> str:
+    return "FINAL ANSWER: " + ", ".join(s.name for s in surfaces(prompt) if s.suspects)
+
+
+def _lone_pairs(prompt: str, _: object) -> str:
+    """Every function whose docstring exactly one other function shares (a planted function and its twin, were the
+    twin the only look-alike)."""
+    return "FINAL ANSWER: " + ", ".join(s.name for s in surfaces(prompt) if s.doc_count == 2)
 
 
 @lru_cache(maxsize=1)
@@ -117,6 +149,15 @@ SHORTCUTS = (
     Shortcut("every_quote", "family", "every quoted sentence of the text", _all_quotes),
     Shortcut("english_decoding", "family", "try every Caesar shift, mirror and reversal on the ciphertext and "
              "answer with the most English-looking decoding", _english_decoding),
+    Shortcut("deepest_function", "template", "code: the most deeply nested function",
+             _top_functions(lambda s: s.depth)),
+    Shortcut("most_loops", "template", "code: the function with the most loops and membership tests",
+             _top_functions(lambda s: (s.loops, s.ins))),
+    Shortcut("rarest_docstring", "frequency", "code: every function whose docstring is the module's rarest",
+             _top_functions(lambda s: -s.doc_count, many=True)),
+    Shortcut("lone_pairs", "family", "code: every function whose docstring exactly one other shares", _lone_pairs),
+    Shortcut("suspect_calls", "family", "code: every function mentioning sum(, sorted(, .index(, a membership test "
+             "or string +, inside a loop or not", _suspects),
 )
 
 
@@ -141,6 +182,13 @@ def _decoding_features(row: dict) -> list[tuple[float, bool]]:
     return [(englishness(d), d == gold) for d in decodings]
 
 
+def _function_features(row: dict, value) -> list[tuple[float, bool]]:
+    if row["difficulty"]["kind"] != "code":
+        return []
+    gold = set(row["answer_items"])
+    return [(value(s), s.name in gold) for s in surfaces(row["prompt"])]
+
+
 PROBES = (
     Probe("quote_depth", "position", "depth of a quote among the quotes; gold = the directive's",
           lambda row: _quote_features(row, lambda q, k, n, r: (k + 0.5) / n)),
@@ -150,16 +198,35 @@ PROBES = (
           lambda row: _quote_features(row, lambda q, k, n, r: _rarity(q))),
     Probe("decoding_englishness", "family", "English letter likelihood of every keyless decoding; gold = the "
           "message", _decoding_features),
+    Probe("function_chars", "length", "code: characters of a function", lambda row: _function_features(
+        row, lambda s: s.chars)),
+    Probe("function_position", "position", "code: a function's place in the module", lambda row: _function_features(
+        row, lambda s: s.position)),
+    Probe("function_depth", "template", "code: nesting depth of a function", lambda row: _function_features(
+        row, lambda s: s.depth)),
+    Probe("docstring_count", "frequency", "code: how many functions share a function's docstring",
+          lambda row: _function_features(row, lambda s: s.doc_count)),
 )
 
 
 # ---------------------------------------------------------------------------------------------------- learned probe
 
 
+def _surface_vector(s: Surface) -> tuple[float, ...]:
+    return as_features((s.chars, s.lines, s.depth, s.loops, s.ins, s.suspects, s.position, s.doc_count))
+
+
 def _probe_read(row: dict) -> ProbeItem | None:
     """Directive rows: every quote (position, length, rarity, word count). Cipher rows: every keyless decoding
-    (Englishness, vowel share, the reading and shift as numbers); keyword rows have no keyless gold and are left out."""
+    (Englishness, vowel share, the reading and shift as numbers); keyword rows have no keyless gold and are left out.
+    Code rows: every function (size, lines, nesting, loops, membership tests, suspect calls, place, docstring
+    count)."""
     kind = row["difficulty"]["kind"]
+    if kind == "code":
+        gold = set(row["answer_items"])
+        found = surfaces(row["prompt"])
+        candidates = tuple(Candidate(f"FINAL ANSWER: {s.name}", s.name in gold, _surface_vector(s)) for s in found)
+        return ProbeItem(row["pair_key"], "code", "", candidates) if candidates else None
     if kind == "directive":
         quotes = quoted(row["context"])
         gold = row["answer_items"][0]
@@ -182,6 +249,7 @@ def _probe_read(row: dict) -> ProbeItem | None:
 
 
 LEARNED_PROBE = LearnedProbe(
+    "code: every function (size, lines, nesting, loops, membership tests, suspect calls, place, docstring count); "
     "directive: every quote (depth, length, words, rarity); cipher: every shift of the plain, mirrored and reversed "
     "ciphertext (English letter likelihood, vowel share, reading, shift); decoded as the most likely candidate",
     _probe_read, lambda item, probabilities: top_answer(item, probabilities))
