@@ -2,7 +2,8 @@
 
 Chance is the mean score of the family's seeded random baseline (the guess ``lurch eval --model lurch-random``
 makes) over every doc of the registered task and ``--seeds`` seeds; slots whose exact chance the family knows
-(RECON's MCQ and ordering: 0) are left to the family. ``lurch_tasks.scoring.headline`` reads the table; the tests
+(RECON's MCQ and ordering: 0) and rows whose exact chance the family computes (discovery's code rows: 1/F) are
+left to the family. ``lurch_tasks.scoring.headline`` reads the table; the tests
 check it names the current family versions and recompute a slice of it.
 
     python scripts/chance_table.py                 # every in-suite task, every doc (minutes)
@@ -47,6 +48,8 @@ def task_chance(name: str, rows: int | None, seeds: int, progress: bool = False)
         row = generate_row(task, index, "test")
         slot = family.audit_slot(row) if family.audit_slot is not None else ""
         if family.slot_chance is not None and family.slot_chance(slot) is not None:
+            continue
+        if family.row_chance is not None and family.row_chance(row) is not None:
             continue
         for seed in range(seeds):
             sums[slot][0] += float(family.score(row, family.guess(row["prompt"], seed) or "")["score"])

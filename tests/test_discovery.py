@@ -90,10 +90,10 @@ def test_random_baseline_is_at_chance():
         mean = sum(FAMILY.score(r, FAMILY.guess(r["prompt"], 0))["score"] for r in rows) / len(rows)
         assert abs(mean - chance) < 0.15, (name, mean)
         assert FAMILY.chance(resolve_task(name).config) == pytest.approx(chance)
-    # code: a guess names one function of F, so its expected score is 1/F per row (measured, not exact)
+    # code: a guess names one function of F, so its expected score is exactly 1/F per row (FAMILY.row_chance)
     rows = _rows("discovery_code", context_tokens=[1024], num_samples=8)
     scores = [FAMILY.score(r, FAMILY.guess(r["prompt"], seed))["score"] for r in rows for seed in range(8)]
-    expected = sum(1 / json.loads(r["params"])["functions"] for r in rows) / len(rows)
+    expected = sum(FAMILY.row_chance(r) for r in rows) / len(rows)
     assert abs(sum(scores) / len(scores) - expected) < 0.06
     assert FAMILY.chance(resolve_task("discovery_code").config) is None
 
@@ -224,7 +224,12 @@ def test_slots_have_exact_chances_and_scores_carry_reasoning_metrics():
     code = _rows("discovery_code", planted=[2])[0]
     assert (audit_slot(cipher), audit_slot(directive), audit_slot(code)) == ("cipher", "directive:6", "code:planted=2")
     assert slot_chance("cipher") == 0.0 and slot_chance("directive:6") == pytest.approx(1 / 6)
-    assert slot_chance("code:planted=2") is None  # measured: scripts/chance_table.py
+    assert slot_chance("code:planted=2") is None  # the row's own chance: one function of F named, 1/F on average
+    from lurch_tasks.scoring.headline import chance
+
+    functions = json.loads(code["params"])["functions"]
+    assert FAMILY.row_chance(code) == chance(code) == pytest.approx(1 / functions)
+    assert FAMILY.row_chance(cipher) is None and chance(cipher) == 0.0
     empty = FAMILY.score(directive, "")
     assert empty["unparsed"] == 1.0 and empty["score"] == 0.0
     thought = FAMILY.score(directive, f"<think>{directive['answer_items'][0]}</think>I have nothing to add.")

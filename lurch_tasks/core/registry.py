@@ -70,6 +70,9 @@ class Family:
     audit_slot: Callable[[dict], str] | None = None
     # slot -> the exact expected score of a uniform guess there, when known (RECON: 0 for MCQ and ordering)
     slot_chance: Callable[[str], float | None] | None = None
+    # row -> the exact expected score of a uniform guess on that row, when it depends on the row itself (the
+    # discovery family's code kind: one function named of F scores 1/F on average); None: the slot decides
+    row_chance: Callable[[dict], float | None] | None = None
     # knob -> the recorded property that reflects it (for the card and README: LURCH dispersion, say, does not
     # move with every distance knob, so analyses must know which column to read)
     knob_properties: tuple[tuple[str, str], ...] = ()

@@ -179,7 +179,8 @@ class StreamingAudit:
                  score: Callable[[dict, str], dict[str, float]], guess: Callable[[str, int], str | None],
                  chance: float | None = None, learned: LearnedProbe | None = None,
                  slot: Callable[[dict], str] | None = None,
-                 slot_chance: Callable[[str], float | None] | None = None) -> None:
+                 slot_chance: Callable[[str], float | None] | None = None,
+                 row_chance: Callable[[dict], float | None] | None = None) -> None:
         self.config, self.paper_faithful = config, paper_faithful
         self.exact_chance = chance  # known analytically: compared with instead of the random baseline's mean
         self.shortcuts, self.probes = tuple(shortcuts), tuple(probes)
@@ -188,6 +189,9 @@ class StreamingAudit:
         # diluted by the slots it cannot read. Each line reports a strategy's worst (variant, slot).
         self.slot_of = slot or (lambda row: "")
         self.slot_chance = slot_chance or (lambda name: None)
+        # a row's exact chance (it depends on the row): kept with the slot's measured chances, so the slot's
+        # chance is the exact mean of its rows
+        self.row_chance = row_chance or (lambda row: None)
         self.rows = 0
         self._slot_rows: dict[str, int] = {}
         self._chance: dict[str, list[float]] = {}  # measured chance scores per slot without an exact chance
@@ -216,7 +220,9 @@ class StreamingAudit:
         slot = self.slot_of(row)
         row_chance = self._exact(slot)
         measured = None
-        if row_chance is None:
+        if row_chance is None and (exact := self.row_chance(row)) is not None:
+            measured = row_chance = exact
+        elif row_chance is None:
             measured = row_chance = self.score(row, self.guess(row["prompt"], 0) or "")["score"]
         item = self.learned.read(row) if self.learned is not None else None
         scored = None if item is None else {k: v for k, v in row.items() if k not in BULKY_FIELDS}
@@ -426,10 +432,12 @@ def run_audit(rows: Sequence[dict], config: Any, paper_faithful: bool, shortcuts
               guess: Callable[[str, int], str | None], calibration: Sequence[dict] = (),
               learned: LearnedProbe | None = None, slot: Callable[[dict], str] | None = None,
               slot_chance: Callable[[str], float | None] | None = None,
-              chance: float | None = None) -> list[AuditLine]:
+              chance: float | None = None,
+              row_chance: Callable[[dict], float | None] | None = None) -> list[AuditLine]:
     """Score every shortcut and probe on ``rows`` (all of one config); categorical probes learn their label
     rates on ``calibration`` rows (the same config under another seed; ``rows`` themselves when empty)."""
-    audit = StreamingAudit(config, paper_faithful, shortcuts, probes, score, guess, chance, learned, slot, slot_chance)
+    audit = StreamingAudit(config, paper_faithful, shortcuts, probes, score, guess, chance, learned, slot, slot_chance,
+                           row_chance)
     for row in rows:
         audit.add(row)
     for row in calibration:
@@ -658,7 +666,8 @@ class TaskAuditor:
         self._audit = StreamingAudit(task.config, task.paper_faithful, family.shortcuts if shortcuts else (), probes,
                                      family.score, family.guess,
                                      None if family.chance is None else family.chance(task.config),
-                                     family.learned_probe if learned else None, family.audit_slot, family.slot_chance)
+                                     family.learned_probe if learned else None, family.audit_slot, family.slot_chance,
+                                     family.row_chance)
 
     def add(self, row: dict) -> None:
         self.absorb(self.measure(row))

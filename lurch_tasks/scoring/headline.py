@@ -42,6 +42,8 @@ def chance(doc: dict) -> float:
     baseline's mean on the doc's registered task and slot (the family's mean for that slot for a task the table
     does not hold, e.g. a paper replica)."""
     family = get_family(doc["family"])
+    if family.row_chance is not None and (exact := family.row_chance(doc)) is not None:
+        return exact
     slot = doc_slot(doc)
     if family.slot_chance is not None and (exact := family.slot_chance(slot)) is not None:
         return exact

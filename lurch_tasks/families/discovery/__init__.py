@@ -73,6 +73,14 @@ def audit_slot(doc: dict) -> str:
     return kind
 
 
+def row_chance(doc: dict) -> float | None:
+    """Code rows: a guess names one function of F; it scores 1/planted when it names a planted one (planted/F of
+    the time), so 1/F on average, exactly. Other rows: None (their slot's chance)."""
+    if doc["difficulty"]["kind"] != "code":
+        return None
+    return 1.0 / json.loads(doc["params"])["functions"]
+
+
 def slot_chance(slot: str) -> float | None:
     """A uniform guess: no paragraph holds a cipher's message (0); one quote of n is the directive's (1/n)."""
     kind, _, quotes = slot.partition(":")
@@ -122,6 +130,7 @@ register_family(
         chance=chance,
         audit_slot=audit_slot,
         slot_chance=slot_chance,
+        row_chance=row_chance,
         shortcuts=Deferred(f"{__name__}.shortcuts:SHORTCUTS"),
         probes=Deferred(f"{__name__}.shortcuts:PROBES"),
         learned_probe=Deferred(f"{__name__}.shortcuts:LEARNED_PROBE"),
