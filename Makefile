@@ -29,7 +29,8 @@ install-dev: $(BIN)/python
 # hand (README: 'Quick start'; 1.4 and 2-3 min when the cores are shared); downloading the wheels adds to that.
 DEMO_CONFIGS := find_the_origin find_the_origin_random memory_drift_edge memory_drift_subgraph memory_drift_clique \
 	implicit_hop_depth implicit_hop_scope implicit_hop_dispersion implicit_hop_length implicit_hop_grid \
-	implicit_hop_compare implicit_hop_count implicit_hop_broken
+	implicit_hop_compare implicit_hop_count implicit_hop_broken discovery_cipher discovery_cipher_request \
+	discovery_directive discovery_directive_request discovery_code discovery_code_request
 DEMO_EVAL = $(BIN)/lurch eval --tasks memory_drift --metadata '{"dataset_path": "$(DEMO)/data"}' --log_samples
 
 demo: install

@@ -66,7 +66,9 @@ def build(rows: int | None, seeds: int, progress: bool = False) -> dict:
     return {
         "about": "mean score of each family's seeded random baseline (scripts/chance_table.py)",
         "seeds": seeds, "rows": rows,
-        "versions": {family: get_family(family).version for family in sorted(families)},
+        # every in-suite family, those whose chances are all exact (left to the family) included
+        "versions": {family: get_family(family).version
+                     for family in sorted({resolve_task(name).family for name in tasks})},
         "tasks": tasks,
         "families": {family: {slot: round(sum(v) / len(v), 6) for slot, v in sorted(slots.items())}
                      for family, slots in sorted(families.items())},

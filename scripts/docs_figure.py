@@ -15,7 +15,7 @@ import argparse
 from pathlib import Path
 
 DEMO_RUNS = ("demo_out/runs/solver", "demo_out/runs/random", "demo_out/runs/simulated")
-FAMILY_COLUMNS = ("find_the_origin", "graph_reconstruction", "implicit_hop", "recon")
+FAMILY_COLUMNS = ("find_the_origin", "graph_reconstruction", "implicit_hop", "recon", "discovery")
 
 
 def load(run_dirs: list[str]):

@@ -102,12 +102,12 @@ def test_family_tasks_hold_every_member_doc_interleaved():
     assert [d["id"] for d in limited] == [d["id"] for d in docs[:3]]
 
 
-def test_the_umbrella_averages_the_four_family_tasks_without_size_weights():
+def test_the_umbrella_averages_the_five_family_tasks_without_size_weights():
     import yaml
 
     files = render_all()
     umbrella = yaml.safe_load(files["_memory_drift.yaml"])
-    assert umbrella["task"] == [family_task_name(f) for f in family_tasks()] and len(umbrella["task"]) == 4
+    assert umbrella["task"] == [family_task_name(f) for f in family_tasks()] and len(umbrella["task"]) == 5
     weights = {m["metric"]: m["weight_by_size"] for m in umbrella["aggregate_metric_list"]}
     assert weights["headline"] is False and weights["score"] is False
     assert "memory_drift" not in {m["metric"] for m in umbrella["aggregate_metric_list"] if m["metric"] == "headline"}
@@ -167,7 +167,7 @@ def test_an_unreadable_output_that_fills_the_budget_is_truncated():
 
 
 @pytest.mark.slow
-def test_lurch_eval_memory_drift_headline_is_the_mean_of_the_four_families(tmp_path):
+def test_lurch_eval_memory_drift_headline_is_the_mean_of_the_five_families(tmp_path):
     env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")
     expectations = (("lurch-solver", 1.0), ("lurch-random", None))
     # both runs in one process (lurch_evals_one_process): lm-eval is imported once
@@ -177,16 +177,17 @@ def test_lurch_eval_memory_drift_headline_is_the_mean_of_the_four_families(tmp_p
         out = tmp_path / model
         results = json.loads(sorted(out.rglob("results_*.json"))[-1].read_text())["results"]
         families = [results[family_task_name(f)]["headline,none"] for f in family_tasks()]
-        assert results["memory_drift"]["headline,none"] == pytest.approx(sum(families) / 4)
+        assert len(families) == 5
+        assert results["memory_drift"]["headline,none"] == pytest.approx(sum(families) / 5)
         if expected is not None:
-            assert families == [expected] * 4
+            assert families == [expected] * 5
         else:  # at chance on the normalised scale (48 docs per family: a loose bound)
             assert abs(results["memory_drift"]["headline,none"]) < 0.1, families
 
 
 @pytest.mark.slow
 def test_an_umbrella_run_logged_under_family_tasks_validates_and_reports_member_tasks(tmp_path):
-    """`lurch eval --tasks memory_drift` logs its samples under the four family tasks: the board validates them
+    """`lurch eval --tasks memory_drift` logs its samples under the five family tasks: the board validates them
     (coverage and claims per family task, docs per member) and `lurch report` rows name the member tasks."""
     from lurch_tasks import __version__
     from lurch_tasks.analysis.frame import load_runs
@@ -210,7 +211,7 @@ def test_an_umbrella_run_logged_under_family_tasks_validates_and_reports_member_
     verdict = validate(out)
     assert verdict.ok, verdict.problems
     frame = load_runs(find_runs([out])).frame
-    assert set(frame["task"]) <= {t.name for t in all_tasks() if t.in_suite} and len(frame) == 36
+    assert set(frame["task"]) <= {t.name for t in all_tasks() if t.in_suite} and len(frame) == 45  # 9 per family
     assert (frame["normalized_score"] == 1.0).all()
     results = next(out.rglob("results_*.json"))  # a claim that differs from the logged outputs is caught
     document = json.loads(results.read_text())

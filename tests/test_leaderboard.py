@@ -27,7 +27,7 @@ LURCH = str(Path(sys.executable).parent / "lurch")
 LIMIT = 3
 # memory_drift's tasks through their family groups: --limit then takes 3 docs of every task (the umbrella's leaves are
 # family tasks, whose --limit counts docs per family: tests/test_headline.py validates such a run)
-SUITE = "find_the_origin_suite,memory_drift_graph,implicit_hop,recon"
+SUITE = "find_the_origin_suite,memory_drift_graph,implicit_hop,recon,discovery"
 SUBMISSION = {"schema_version": 1, "model": {"name": "lurch-solver", "revision": __version__},
               "run": {"lm_eval_model": "lurch-solver", "model_args": "", "chat_template": False, "generation": {}},
               "date": "2026-12-02", "lurch_tasks_version": __version__, "tasks": ["memory_drift"], "seed": 0,
@@ -212,7 +212,7 @@ def test_build_ranks_valid_submissions_only_and_the_page_sorts(runs, submission,
     assert board["partial"][0]["coverage"] == f"--limit {LIMIT}" and board["partial"][0]["seed"] == "public"
     assert board["partial"][0]["partial_because"] == f"coverage --limit {LIMIT}, the standard's is full"
     assert {k.split(":")[1] for k in board["partial"][0] if k.startswith("headline:") and not k.endswith(
-        ("_lo", "_hi"))} == {"find_the_origin", "graph_reconstruction", "implicit_hop", "recon"}
+        ("_lo", "_hi"))} == {"discovery", "find_the_origin", "graph_reconstruction", "implicit_hop", "recon"}
     assert "tampered" not in (out / "leaderboard.md").read_text() and "| 1 | 1 | lurch\\-solver | " in (
         out / "leaderboard.md").read_text()
     pushed = run("leaderboard", "push", str(out), "--repo-id", "org/board", "--dry-run")

@@ -98,6 +98,23 @@ def max_gen_toks(config: DiscoveryConfig) -> int:
     return DIRECTIVE_TOKENS
 
 
+CARD_SECTION = """Three kinds, each with a matched pair: the discovery request only asks the model to respond to
+(or review) the text; the `_request` twin says what is hidden. Rows of a pair share `pair_key`, the text's
+material and the answer.
+
+- **cipher**: a clue sentence names a cipher's key indirectly (a number word, a sum, the letters of a word, a
+  keyword); a paragraph of ciphertext sits at a seeded distance. Score: the message words recovered (any order)
+  less half a word per other made-up word offered.
+- **directive**: one sentence says which quoted statement, given as the response, unlocks a reward; decoy quotes
+  with other lead-ins surround it. Score: 1 when the response has the statement and no decoy.
+- **code**: a long module with 1-3 deliberately inefficient functions among efficient look-alikes of the same
+  shape. Score: (right names - wrong names) / planted names, at least 0; `precision`, `recall`, `f1` beside it.
+  `lurch validate` rebuilds every module from its seed and runs it: each planted function's operation count grows
+  at least 10-fold at 4x the input, every other function's at most 6-fold.
+
+Chance (the headline's): 0 for a cipher, 1/(decoys + 1) for a directive, 1/F for a module of F functions."""
+
+
 def token_target(cell) -> int:
     return cell.length
 
@@ -105,6 +122,7 @@ def token_target(cell) -> int:
 register_family(
     Family(
         rag_units=Deferred(f"{__name__}.prompt:RAG_UNITS"),
+        card_section=CARD_SECTION,
         name=FAMILY,
         version=VERSION,
         config_type=DiscoveryConfig,

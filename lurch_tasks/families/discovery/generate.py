@@ -263,8 +263,9 @@ def generate(config: DiscoveryConfig, seed: int, split: str, index: int, config_
         "target_position": plan.params["target_fraction"],
         "separation_tokens": separation,
     }
-    if config.kind == "code":
-        difficulty["planted"] = cell.planted
+    # items to find: the planted functions, or the one message / statement (every row has every field: lm-eval
+    # logs a family's docs with one schema)
+    difficulty["planted"] = cell.planted if config.kind == "code" else 1
     params = {
         "rng_seed": setup.rng_seed,
         "cell": cell._asdict(),
