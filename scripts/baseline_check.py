@@ -4,7 +4,7 @@ For each config: every row (or ``--n`` evenly spaced ones) is generated; the fam
 seeded random guess (the baseline ``lurch eval --model lurch-random`` runs) are scored with the family's scorer,
 and the family's per-row audit (what ``lurch validate`` runs on each row) and cross-row audit are collected.
 Prints one line per config: rows, solver mean and minimum, random mean against the family's exact chance (when
-it has one), and the number of audit problems (the first few are shown).
+it has one, or the mean of its rows' exact chances), and the number of audit problems (the first few are shown).
 
     python scripts/baseline_check.py                        # every default config, every row
     python scripts/baseline_check.py --config recon_all --n 400
@@ -30,6 +30,7 @@ class Tally:
     solver: float = 0.0
     solver_min: float = 1.0
     random: float = 0.0
+    row_chance: float = 0.0  # the sum of the rows' exact chances, where the family computes one per row
     problems: list[str] = field(default_factory=list)
 
 
@@ -45,6 +46,8 @@ def check(name: str, n: int | None, progress: bool) -> tuple[Tally, float | None
         tally.solver += solved
         tally.solver_min = min(tally.solver_min, solved)
         tally.random += family.score(row, family.guess(row["prompt"], 0) or "")["score"]
+        exact = None if family.row_chance is None else family.row_chance(row)
+        tally.row_chance += 0.0 if exact is None else exact
         tally.problems += [f"{row['id']}: {problem}" for problem in family.audit(row)]
         if family.row_summary is not None:
             summaries.append(family.row_summary(row))
@@ -52,6 +55,8 @@ def check(name: str, n: int | None, progress: bool) -> tuple[Tally, float | None
         complete = len(indices) == task_size(task)
         tally.problems += [f"{name}: {p}" for p in family.audit_rows(task.config, summaries, complete)]
     chance = None if family.chance is None else family.chance(task.config)
+    if chance is None and family.row_chance is not None and tally.row_chance:
+        chance = tally.row_chance / max(tally.rows, 1)  # the mean of the rows' exact chances (discovery code: 1/F)
     return tally, chance
 
 

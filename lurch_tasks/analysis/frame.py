@@ -49,7 +49,8 @@ def score_sample(sample: Sample, judge: JudgeConfig | None = None) -> dict:
     metrics = family.score(doc, sample.output)
     score = float(metrics["score"])
     row: dict = {"model": sample.model, "task": sample.task, "family": doc["family"], "instance": doc["id"],
-                 "index": int(doc["index"]), "answer_format": doc["answer_format"]}
+                 "index": int(doc["index"]), "answer_format": doc["answer_format"],
+                 "pair_key": str(doc.get("pair_key", ""))}  # matched pairs: rows of configs that differ in one knob
     for name in METRICS:
         row[name] = float(metrics[name]) if name in metrics else 0.0
     for name in CONTROL_METRICS:  # the negative controls' own metrics: NaN on every other doc

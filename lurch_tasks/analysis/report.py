@@ -28,6 +28,7 @@ from .stats import DEFAULT_REPS, DEFAULT_SEED, bootstrap_statistic, summarize
 
 HEADLINE = ("score", "memory_drift", "precision", "recall", "f1")
 GRAPH_FAMILY, FIND_ORIGIN, RECON, IMPLICIT_HOP = "graph_reconstruction", "find_the_origin", "recon", "implicit_hop"
+DISCOVERY = "discovery"
 IMPLICIT_HOP_AXES = (("depth", "reasoning depth (hops)"), ("facts", "required facts (scope)"),
                      ("dispersion_target", "evidence dispersion (target)"), ("length", "context length (tokens)"))
 FEW_DOCS = 10  # docs per bin below which a curve, bin or contrast is flagged: its interval is wide, its shape noise
@@ -387,6 +388,41 @@ def implicit_hop_section(frame: pd.DataFrame, options: Options) -> Section | Non
                    warnings=(warning,) if warning else ())
 
 
+def matched_requests(frame: pd.DataFrame, options: Options, by: tuple[str, ...] = ()) -> pd.DataFrame:
+    """Attention by discovery: per model and kind (and ``by``), the score of the rows whose request says nothing
+    (discovery) next to their matched twins whose request says what to look for, over the pairs both runs hold;
+    ``gap`` = request - discovery, its interval from resampling the pairs."""
+    keys = ["model", "kind", *by]
+    wide = frame.pivot_table(index=[*keys, "pair_key"], columns="request", values="score", aggfunc="first")
+    if not {"discovery", "request"} <= set(wide.columns):
+        return pd.DataFrame()
+    pairs = wide.dropna(subset=["discovery", "request"]).reset_index()
+    if pairs.empty:
+        return pd.DataFrame()
+    pairs["gap"] = pairs["request"] - pairs["discovery"]
+    table = summarize(pairs, keys, ("discovery", "request", "gap"), reps=options.reps, seed=options.seed)
+    return table.rename(columns={"n": "pairs"})
+
+
+def discovery_section(frame: pd.DataFrame, options: Options) -> Section | None:
+    rows = frame[frame["family"] == DISCOVERY]
+    if rows.empty:
+        return None
+    pairs = matched_requests(rows, options)
+    if pairs.empty:
+        return Section("discovery", "Attention by discovery",
+                       "These runs hold no matched pair (a discovery task with its `_request` twin) to compare.")
+    by_length = matched_requests(rows, options, ("length",))
+    warning = few_docs(by_length.rename(columns={"pairs": "n"}), "the pairs per length")
+    return Section("discovery", "Attention by discovery",
+                   "Each kind's score when the request says nothing about what is hidden (discovery) next to its "
+                   "matched twin whose request says what to look for (request): the same text and answer, only the "
+                   "request differs (seed 003, section 6). `gap` = request - discovery over the pairs both runs "
+                   "hold; a model that finds what it is asked for but does not notice it unasked has a positive gap.",
+                   tables=(("discovery_pairs", pairs), ("discovery_pairs_length", by_length)),
+                   warnings=(warning,) if warning else ())
+
+
 def judge_section(frame: pd.DataFrame, options: Options) -> Section | None:
     """Free-form answers re-graded by an LLM judge (``--judge``) beside the deterministic key-fact grade."""
     if "judge" not in frame:
@@ -511,7 +547,7 @@ def systems_section(frame: pd.DataFrame, options: Options) -> Section | None:
 
 SECTIONS: tuple[Callable[[pd.DataFrame, Options], Section | None], ...] = (
     overview_section, length_section, graph_section, find_origin_section, recon_section, judge_section,
-    implicit_hop_section, systems_section, glm_section)
+    implicit_hop_section, discovery_section, systems_section, glm_section)
 
 
 def build_sections(frame: pd.DataFrame, options: Options, progress: Callable[[str], None] | None = None,
