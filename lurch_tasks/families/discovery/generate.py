@@ -233,8 +233,10 @@ def top_up(filler: list[str], inserts: tuple[Insert, ...], question: str, meter:
 
 def filler_for(rng_seed: int, budget: int) -> list[str]:
     """Enough seeded filler sentences for ``budget`` tokens (every sentence costs at least 6); a prefix of the same
-    stream at every length."""
-    return filler_lines(budget // 6 + 16, StableRng(derive_seed(rng_seed, "filler")))
+    stream at every length. A sentence never follows itself (a doubled sentence reads as a glitch a model may
+    remark on instead of the text)."""
+    drawn = filler_lines(budget // 6 + 16, StableRng(derive_seed(rng_seed, "filler")))
+    return [s for k, s in enumerate(drawn) if k == 0 or s != drawn[k - 1]]
 
 
 def generate(config: DiscoveryConfig, seed: int, split: str, index: int, config_name: str) -> Instance:
