@@ -167,11 +167,15 @@ _LENGTHS = (1024, 2048, 4096, 8192)
 # 96 rows each: 4 ciphers x 3 distances x 4 lengths x 2 samples; the directive has one cell per length; code has
 # 3 planted counts x 4 lengths x 8 samples
 _SAMPLES = {"cipher": 2, "directive": 24, "code": 8}
+_WHAT = {"cipher": "a clue elsewhere names the key of a line of ciphertext",
+         "directive": "one sentence names the statement that unlocks a reward, among decoy quotes",
+         "code": "1-3 deliberately inefficient functions among efficient look-alikes in a long module"}
+_ASKED = {"discovery": "the request does not say what is hidden", "request": "the request says what to look for"}
 for _kind in ("cipher", "directive", "code"):
     for _request, _suffix in (("discovery", ""), ("request", "_request")):
         register_task(Task(f"discovery_{_kind}{_suffix}", FAMILY,
                            DiscoveryConfig(kind=_kind, request=_request, context_tokens=_LENGTHS,
                                            num_samples=_SAMPLES[_kind]),
-                           f"{_kind} kind, {_request} request, contexts of 1k-8k tokens", in_suite=True))
+                           f"{_WHAT[_kind]}; {_ASKED[_request]}; contexts of 1k-8k tokens", in_suite=True))
 
 __all__ = ["DiscoveryConfig", "generate", "score"]
