@@ -25,7 +25,8 @@ MANIFEST = ".lurch-report.json"
 LONG_TABLE = 40  # rows beyond which an HTML table is folded into <details>
 # The tables a reader needs first are shown open; every other one is folded into <details> (its CSV is beside it)
 OPEN_TABLES = frozenset({"headline", "summary_models", "negative_controls", "length_onset", "glm_fits",
-                         "implicit_hop_not_found", "systems_oracle_gap", "systems_score_tokens", "systems_wins"})
+                         "implicit_hop_not_found", "systems_oracle_gap", "systems_score_tokens", "systems_wins",
+                         "discovery_pairs"})
 # Columns that hold length bins in tokens: whole numbers, also in their intervals
 BIN_COLUMNS = frozenset({"drift_onset", "effective_length"})
 

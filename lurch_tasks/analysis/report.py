@@ -417,7 +417,7 @@ def discovery_section(frame: pd.DataFrame, options: Options) -> Section | None:
     return Section("discovery", "Attention by discovery",
                    "Each kind's score when the request says nothing about what is hidden (discovery) next to its "
                    "matched twin whose request says what to look for (request): the same text and answer, only the "
-                   "request differs (seed 003, section 6). `gap` = request - discovery over the pairs both runs "
+                   "request differs (seed 003, section 6). The gap is request minus discovery over the pairs both runs "
                    "hold; a model that finds what it is asked for but does not notice it unasked has a positive gap.",
                    tables=(("discovery_pairs", pairs), ("discovery_pairs_length", by_length)),
                    warnings=(warning,) if warning else ())
