@@ -13,7 +13,6 @@ other at most EFFICIENT_MAX_RATIO-fold.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections import defaultdict
 
@@ -21,9 +20,8 @@ from tqdm.auto import tqdm
 
 from lurch_tasks.core.generation import generate_row, resolve_task, task_size
 from lurch_tasks.core.shortcuts import spread_indices
-from lurch_tasks.core.tokens import get_token_counter
-from lurch_tasks.families.discovery.code import EFFICIENT_MAX_RATIO, PLANTED_MIN_RATIO, build_module, measure
-from lurch_tasks.families.discovery.prompt import code_context
+from lurch_tasks.families.discovery.audit import rebuilt_module
+from lurch_tasks.families.discovery.code import EFFICIENT_MAX_RATIO, PLANTED_MIN_RATIO, measure
 
 DEFAULT_CONFIGS = ("discovery_code", "discovery_code_request")
 
@@ -36,11 +34,8 @@ def growth_by_kind(config: str, n: int | None, progress: bool) -> tuple[dict[tup
     ratios: dict[tuple[str, str], list[float]] = defaultdict(list)
     mismatched = 0
     for index in tqdm(indices, desc=config, disable=not progress):
-        row = generate_row(task, index)
-        params = json.loads(row["params"])
-        module = build_module(params["code_seed"], params["cell"]["planted"], params["module_tokens"],
-                              get_token_counter(params["tokenizer"]))
-        if code_context(module.source) != row["context"]:
+        module = rebuilt_module(generate_row(task, index))
+        if module is None:
             mismatched += 1
             continue
         growth = measure(module)

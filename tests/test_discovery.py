@@ -234,3 +234,13 @@ def test_slots_have_exact_chances_and_scores_carry_reasoning_metrics():
     assert empty["unparsed"] == 1.0 and empty["score"] == 0.0
     thought = FAMILY.score(directive, f"<think>{directive['answer_items'][0]}</think>I have nothing to add.")
     assert thought["score"] == 0.0 and thought["unparsed"] == 0.0  # the statement only in the thinking
+
+
+def test_a_code_row_whose_module_is_not_its_seeds_is_refused_and_never_run():
+    from lurch_tasks.families.discovery.audit import rebuilt_module
+
+    row = _rows("discovery_code", planted=[1])[0]
+    assert rebuilt_module(row) is not None
+    tampered = {**row, "context": row["context"].replace("return", "return  ", 1)}
+    assert rebuilt_module(tampered) is None
+    assert any("not the one its seed builds" in p for p in FAMILY.audit(tampered))

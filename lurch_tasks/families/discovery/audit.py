@@ -6,26 +6,33 @@ import json
 
 from .baselines import cipher_line, solve
 from .cipher import Key, decrypt_word, read_clue
-from .code import EFFICIENT_MAX_RATIO
+from .code import EFFICIENT_MAX_RATIO, VERSION, CodeModule, build_module, measure, verified_gold
 from .directive import quoted, read_directive
 from .prompt import code_context, render_prompt
 from .scoring import score
 
 
-def code_problems(row: dict, params: dict) -> list[str]:
-    """The module is the one its seed builds, and running it confirms the gold: the planted functions' operation
-    counts grow at least PLANTED_MIN_RATIO-fold at 4x the input, every other function's at most
-    EFFICIENT_MAX_RATIO-fold. Only the rebuilt module runs, never the row's text."""
+def rebuilt_module(row: dict) -> CodeModule | None:
+    """A code row's module rebuilt from the seed its params record, or None when it is not byte for byte the
+    row's (or was built by another code version): only a rebuilt module is ever run, never a row's text."""
     from ...core.tokens import get_token_counter
-    from .code import VERSION, build_module, measure, verified_gold
 
-    if params["code_version"] != VERSION:
-        return [f"the module was built by code version {params['code_version']}, this is {VERSION}"]
+    params = json.loads(row["params"])
+    if params.get("code_version") != VERSION:
+        return None
     module = build_module(params["code_seed"], params["cell"]["planted"], params["module_tokens"],
                           get_token_counter(params["tokenizer"]))
+    return module if code_context(module.source) == row["context"] else None
+
+
+def code_problems(row: dict) -> list[str]:
+    """The module is the one its seed builds, and running it confirms the gold: the planted functions' operation
+    counts grow at least PLANTED_MIN_RATIO-fold at 4x the input, every other function's at most
+    EFFICIENT_MAX_RATIO-fold."""
+    module = rebuilt_module(row)
+    if module is None:
+        return [f"the module is not the one its seed builds with code version {VERSION}"]
     problems = []
-    if code_context(module.source) != row["context"]:
-        return ["the module is not the one its seed builds"]
     growth = measure(module)
     if verified_gold(module) != tuple(row["answer_items"]):
         problems.append("running the module does not confirm the gold")
@@ -43,7 +50,7 @@ def audit(row: dict) -> list[str]:
     if row["prompt"] != render_prompt(context, row["question"], kind):
         problems.append("prompt is not the rendered context + question")
     if kind == "code":
-        problems += code_problems(row, params)
+        problems += code_problems(row)
     elif kind == "cipher":
         key = read_clue(context)
         if key != Key(params["cipher"], shift=params["shift"], keyword=params["keyword"]):

@@ -679,7 +679,7 @@ def surface_features(module: CodeModule) -> dict[str, dict[str, float]]:
         out[function.name] = {
             "chars": float(len(text)),
             "lines": float(text.count("\n")),
-            "depth": float(_depth(tree)),
+            "depth": float(nesting_depth(tree)),
             "for_in": float(len(re.findall(r"\bfor\b", text))),
             "while": float(len(re.findall(r"\bwhile\b", text))),
             "in": float(len(re.findall(r"\bin\b", text))),
@@ -688,10 +688,11 @@ def surface_features(module: CodeModule) -> dict[str, dict[str, float]]:
     return out
 
 
-def _depth(node: ast.AST, level: int = 0) -> int:
+def nesting_depth(node: ast.AST, level: int = 0) -> int:
+    """How deeply blocks (loops, ifs, with, try) nest inside ``node``."""
     blocks = (ast.For, ast.While, ast.If, ast.With, ast.Try)
     deeper = level + 1 if isinstance(node, blocks) else level
-    return max([deeper] + [_depth(child, deeper) for child in ast.iter_child_nodes(node)])
+    return max([deeper] + [nesting_depth(child, deeper) for child in ast.iter_child_nodes(node)])
 
 
 def best_threshold_accuracy(positives: Sequence[float], negatives: Sequence[float]) -> float:

@@ -9,6 +9,7 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .code import nesting_depth
 from .prompt import module_source
 
 # words a reader hunting for slow code might grep for: whole-collection calls, membership tests, list lookups,
@@ -31,12 +32,6 @@ class Surface:
     doc_count: int  # functions of the module with this docstring (look-alikes share one)
 
 
-def _depth(node: ast.AST, level: int = 0) -> int:
-    blocks = (ast.For, ast.While, ast.If, ast.With, ast.Try)
-    deeper = level + 1 if isinstance(node, blocks) else level
-    return max([deeper] + [_depth(child, deeper) for child in ast.iter_child_nodes(node)])
-
-
 @lru_cache(maxsize=64)
 def surfaces(prompt: str) -> tuple[Surface, ...]:
     """Every top-level function of a code prompt's module, in order (empty for other prompts)."""
@@ -53,7 +48,7 @@ def surfaces(prompt: str) -> tuple[Surface, ...]:
     out = []
     for k, (node, doc) in enumerate(zip(functions, docs, strict=True)):
         text = ast.get_source_segment(source, node) or ""
-        out.append(Surface(node.name, text, doc, len(text), text.count("\n") + 1, _depth(node),
+        out.append(Surface(node.name, text, doc, len(text), text.count("\n") + 1, nesting_depth(node),
                            len(re.findall(r"\b(?:for|while)\b", text)), len(re.findall(r"\bin\b", text)),
                            len(SUSPECT.findall(text)), k / max(len(functions) - 1, 1), counts[doc]))
     return tuple(out)
