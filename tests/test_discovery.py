@@ -181,6 +181,7 @@ def test_the_code_solver_reads_source_and_never_runs_it():
     hostile = "def fine(values):\n    import os\n    os.remove('x')\n    return values\n"
     assert slow_functions(hostile) == []  # parsed only
     assert slow_functions("def broken(:\n") == []
+    assert slow_functions("x = " + "(" * 100_000 + "1" + ")" * 100_000 + "\n") == []  # past the parser's limits
     slow = "def f(items):\n    seen = []\n    for item in items:\n        if item in seen:\n            pass\n"
     assert slow_functions(slow) == [("f", ["membership test on a list inside a loop"])]
 

@@ -11,6 +11,7 @@ from functools import lru_cache
 
 from .code import nesting_depth
 from .prompt import module_source
+from .review import parse_module
 
 # words a reader hunting for slow code might grep for: whole-collection calls, membership tests, list lookups,
 # string building; the efficient twins use most of them too
@@ -38,9 +39,8 @@ def surfaces(prompt: str) -> tuple[Surface, ...]:
     source = module_source(prompt)
     if source is None:
         return ()
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
+    tree = parse_module(source)
+    if tree is None:
         return ()
     functions = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
     docs = [ast.get_docstring(node) or "" for node in functions]

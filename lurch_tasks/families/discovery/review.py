@@ -110,12 +110,20 @@ def _divisors_up_to_a_parameter(function: ast.FunctionDef) -> list[str]:
     return []
 
 
+def parse_module(source: str) -> ast.Module | None:
+    """The module's syntax tree, or None for text that is not Python (or nests past the parser's limits): a
+    prompt is untrusted text."""
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
 def slow_functions(source: str) -> list[tuple[str, list[str]]]:
     """(name, reasons) of every top-level function with a smell, in module order; [] for source that does not
     parse."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
+    tree = parse_module(source)
+    if tree is None:
         return []
     found = []
     for node in tree.body:
@@ -126,8 +134,7 @@ def slow_functions(source: str) -> list[tuple[str, list[str]]]:
 
 def function_names(source: str) -> list[str]:
     """Every top-level function of a module, in order ([] for source that does not parse)."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
+    tree = parse_module(source)
+    if tree is None:
         return []
     return [node.name for node in tree.body if isinstance(node, ast.FunctionDef)]
