@@ -565,12 +565,14 @@ def build_parser() -> argparse.ArgumentParser:
     add_generation_options(p)
     p.set_defaults(func=cmd_diagnose)
 
-    p = sub.add_parser("report", help="turn lm-eval sample logs (--log_samples) of one or more models into a report: "
+    p = sub.add_parser("report", help="turn sample logs of one or more models (lm-eval --log_samples, Inspect .eval, "
+                       "lighteval --save-details) into a report: "
                        "every raw output re-scored; per-model summary, drift onset and effective length, the "
                        "papers' figures (graph metrics vs length per density, Find the Origin d x length, RECON "
                        "per category x domain, ImplicitHop per property) and the LURCH GLM, with seeded bootstrap "
                        "CIs; writes CSV, PNG, summary.md and report.html")
-    p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="lm-eval --output_path folder(s)")
+    p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR",
+                   help="lm-eval --output_path, Inspect --log-dir or lighteval --output-dir folder(s)")
     p.add_argument("--out", required=True, help="report folder (new or empty; or one lurch report wrote, with "
                    "--overwrite)")
     p.add_argument("--allow-version-mismatch", action="store_true",

@@ -28,6 +28,7 @@ from ..core.instance import instance_schema
 from ..core.registry import all_families, get_family, get_task
 from ..core.rng import canonical_json
 from ..core.text import printable
+from . import harness_logs
 
 # Real lines measured (lm-eval logs the doc's context and prompt and its own copy of the prompt: ~10.6 bytes a
 # token): a 131,072-token find_the_origin doc 1.36 MB, a 439,685-token graph doc (the largest its name lists allow)
@@ -48,6 +49,7 @@ DIFFICULTY_FIELDS: dict[str, dict[str, type | tuple[type, ...]]] = {
     "implicit_hop": {"depth": int, "facts": int, "dispersion_target": (int, float)},
     "discovery": {"kind": str, "method": str, "distance": (int, float)},
 }
+LM_EVAL = "lm-eval"
 _JSON_ANSWER = {"mcq_multi": list, "ordering": list, "free_form": dict}  # answer formats whose answer is JSON
 
 _STAMPED = re.compile(r"^(?P<kind>results|samples)_(?:(?P<task>.+)_)?(?P<stamp>\d{4}-\d{2}-\d{2}T[\d\-.]+)$")
@@ -61,10 +63,12 @@ class Run:
     stamp: str
     results: Path | None
     samples: tuple[Path, ...]
-    model: str  # label: lm-eval's model name, with the ``pretrained`` folder's name when there is one
+    model: str  # label: lm-eval's model name, with the ``pretrained`` folder's name when there is one; Inspect's and
+    # lighteval's model name with the harness in brackets ("lurch-solver/x [inspect]")
     chance: bool = False  # the results file names a chance baseline (``CHANCE_MODELS``)
     system_family: str = "long-context"  # ``systems.SYSTEM_FAMILIES``: a lurch-rag run is RAG, memory or Oracle
     answering: str = ""  # the model that wrote the answers (a lurch-rag run's inner model); "" = ``model``
+    harness: str = LM_EVAL  # which harness wrote it: lm-eval, or Inspect / lighteval (``harness_logs``)
 
 
 @dataclass(frozen=True)
@@ -75,6 +79,7 @@ class Sample:
     output: str
     source: str  # "file:line", for messages
     account: tuple[tuple[str, float], ...] = ()  # a lurch-rag doc's account (``systems.ACCOUNT_KEYS``), else ()
+    claimed: tuple[tuple[str, float], ...] = ()  # Inspect / lighteval: the doc's metrics as the log records them
 
 
 def _stamp_of(path: Path) -> tuple[str, str | None] | None:
@@ -211,33 +216,86 @@ def _shown(value: object, width: int = 60) -> str:
 
 
 def find_runs(run_dirs: Iterable[Path]) -> list[Run]:
-    """Every run under the folders, in a stable order (folder, then stamp)."""
+    """Every run under the folders, in a stable order (folder, then stamp): lm-eval's (results and samples files),
+    Inspect's (.eval files, one run per ``inspect eval`` call) and lighteval's (one per details folder)."""
     runs: list[Run] = []
     for root in run_dirs:
         if not root.is_dir():
-            raise ValueError(f"RUN_DIR: {str(root)!r} is not a folder; allowed: an lm-eval --output_path folder")
+            raise ValueError(f"RUN_DIR: {str(root)!r} is not a folder; allowed: an lm-eval --output_path folder, an "
+                             "Inspect --log-dir or a lighteval --output-dir")
         found: dict[tuple[Path, str], dict] = {}
+        inspect_logs: list[Path] = []
+        details: dict[Path, list[Path]] = {}
         for path in sorted(root.rglob("*")):
+            if harness_logs.is_inspect_log(path):
+                inspect_logs.append(path)
+                continue
+            if harness_logs.is_lighteval_details(path):
+                details.setdefault(path.parent, []).append(path)
+                continue
             stamped = _stamp_of(path) if path.suffix in (".json", ".jsonl") and path.is_file() else None
-            if stamped is None:
+            if stamped is None or _is_lighteval_results(path, root):
                 continue
             entry = found.setdefault((path.parent, stamped[0]), {"results": None, "samples": []})
             if path.name.startswith("results_"):
                 entry["results"] = path
             else:
                 entry["samples"].append(path)
-        if not found:
-            raise ValueError(f"RUN_DIR: no lm-eval results_*.json or samples_*.jsonl under {str(root)!r}; allowed: "
-                             "the --output_path folder of an lm-eval run made with --log_samples")
+        if not found and not inspect_logs and not details:
+            raise ValueError(f"RUN_DIR: no lm-eval results_*.json or samples_*.jsonl, Inspect .eval or lighteval "
+                             f"details under {str(root)!r}; allowed: the --output_path folder of an lm-eval run made "
+                             "with --log_samples, an Inspect --log-dir, or a lighteval --output-dir made with "
+                             "--save-details")
         with_samples = [(key, entry) for key, entry in sorted(found.items()) if entry["samples"]]
-        if not with_samples:
+        if not with_samples and not inspect_logs and not details:
             raise ValueError(f"RUN_DIR: {str(root)!r} has lm-eval results but no samples_*.jsonl; allowed: a run "
                              "made with --log_samples")
         for (folder, stamp), entry in with_samples:
             label, family, answering = run_system(entry["results"], folder)
             runs.append(Run(folder, stamp, entry["results"], tuple(entry["samples"]), label,
                             is_chance_run(entry["results"]), family, answering))
+        runs += _inspect_runs(inspect_logs) + _lighteval_runs(details)
     return runs
+
+
+def _is_lighteval_results(path: Path, root: Path) -> bool:
+    """lighteval's ``results/<model>/results_<stamp>.json`` (read with its details folder, not as an lm-eval run)."""
+    return path.name.startswith("results_") and path.parent.parent.name == "results" and \
+        (path.parent.parent.parent / "details" / path.parent.name / path.stem[len("results_"):]).is_dir()
+
+
+def _inspect_runs(paths: list[Path]) -> list[Run]:
+    runs = []
+    for stamp, model, files, _ in harness_logs.inspect_runs(paths):
+        label = f"{model} [{harness_logs.INSPECT}]"
+        if len(label) > MAX_LABEL:
+            raise ValueError(f"{files[0]}: the model label is {len(model)} characters; allowed: at most {MAX_LABEL}")
+        runs.append(Run(files[0].parent, stamp, None, files, label,
+                        harness_logs.inspect_model_name(model) in CHANCE_MODELS, harness=harness_logs.INSPECT))
+    return runs
+
+
+def _lighteval_runs(details: dict[Path, list[Path]]) -> list[Run]:
+    runs = []
+    for folder, files in sorted(details.items()):
+        results = harness_logs.lighteval_results(folder)
+        model = harness_logs.lighteval_model(results, folder)
+        label = f"{model} [{harness_logs.LIGHTEVAL}]"
+        if len(label) > MAX_LABEL:
+            raise ValueError(f"{results or folder}: the model label is {len(model)} characters; allowed: at most "
+                             f"{MAX_LABEL}")
+        runs.append(Run(folder, folder.name, results, tuple(files), label,
+                        model.split(",", 1)[0] in CHANCE_MODELS, harness=harness_logs.LIGHTEVAL))
+    return runs
+
+
+def harness_docs(run: Run) -> Iterator[harness_logs.LoggedDoc]:
+    """The logged docs of an Inspect or lighteval run, file by file."""
+    for path in run.samples:
+        if run.harness == harness_logs.INSPECT:
+            yield from harness_logs.inspect_docs(path, MAX_LINE_BYTES)
+        else:
+            yield from harness_logs.lighteval_docs(path, MAX_LINE_BYTES)
 
 
 def raw_output(record: dict) -> str:
@@ -379,30 +437,49 @@ def _read_line(handle: IO[bytes], limit: int) -> bytearray:
 
 def iter_samples(runs: Iterable[Run], foreign: set[str] | None = None) -> Iterator[Sample]:
     """Every logged sample of our tasks; the names of other tasks' samples files go into ``foreign``."""
+    for run in runs:
+        if run.harness != LM_EVAL:
+            yield from _harness_samples(run)
+            continue
+        yield from _lm_eval_samples(run, foreign)
+
+
+def _harness_samples(run: Run) -> Iterator[Sample]:
+    """An Inspect or lighteval run's samples: every one must be a doc of ours (our tasks wrote the logs)."""
+    for logged in harness_docs(run):
+        if not isinstance(logged.doc, dict):
+            raise ValueError(f"{logged.where}: the doc is {_shown(logged.doc)}; allowed: the doc object our tasks log")
+        check_doc(logged.doc, logged.where)
+        if not isinstance(logged.output, str):
+            raise ValueError(f"{logged.where}: the output is {_shown(logged.output)}; allowed: a string")
+        yield Sample(run.model, logged_task(logged.task, logged.doc), logged.doc, logged.output, logged.where,
+                     claimed=tuple(logged.claimed.items()))
+
+
+def _lm_eval_samples(run: Run, foreign: set[str] | None) -> Iterator[Sample]:
     from .systems import LONG_CONTEXT, account_of
 
-    for run in runs:
-        for path in run.samples:
-            stamped = _stamp_of(path)
-            task = stamped[1] if stamped and stamped[1] else path.stem
-            first, ours = True, True
-            for number, record in read_jsonl(path):
-                doc, where = record.get("doc"), f"{path}:{number}"
-                if not isinstance(doc, dict):  # every benchmark's logged doc is a dataset row: an object
-                    raise ValueError(f"{where}: field 'doc' is {_shown(doc)}; allowed: the doc object lm-eval logs")
-                if first and not is_lurch_doc(doc):
-                    ours = False
-                    break  # another benchmark's samples file (decided by its first record)
-                first = False
-                check_doc(doc, where)
-                try:
-                    output = raw_output(record)
-                except ValueError as error:
-                    raise ValueError(f"{where}: {error}") from None
-                account = tuple(account_of(record).items()) if run.system_family != LONG_CONTEXT else ()
-                yield Sample(run.model, logged_task(task, doc), doc, output, where, account)
-            if not ours and foreign is not None:
-                foreign.add(task)
+    for path in run.samples:
+        stamped = _stamp_of(path)
+        task = stamped[1] if stamped and stamped[1] else path.stem
+        first, ours = True, True
+        for number, record in read_jsonl(path):
+            doc, where = record.get("doc"), f"{path}:{number}"
+            if not isinstance(doc, dict):  # every benchmark's logged doc is a dataset row: an object
+                raise ValueError(f"{where}: field 'doc' is {_shown(doc)}; allowed: the doc object lm-eval logs")
+            if first and not is_lurch_doc(doc):
+                ours = False
+                break  # another benchmark's samples file (decided by its first record)
+            first = False
+            check_doc(doc, where)
+            try:
+                output = raw_output(record)
+            except ValueError as error:
+                raise ValueError(f"{where}: {error}") from None
+            account = tuple(account_of(record).items()) if run.system_family != LONG_CONTEXT else ()
+            yield Sample(run.model, logged_task(task, doc), doc, output, where, account)
+        if not ours and foreign is not None:
+            foreign.add(task)
 
 
 def logged_task(task: str, doc: dict) -> str:

@@ -3,7 +3,8 @@
 A submission is checked completely, because every doc is a pure function of (task, config, seed, index):
 
 * ``submission.json`` against the shipped JSON Schema, and the lurch-tasks version it names against this one;
-* exactly one lm-eval run of one model, with its results file and a samples file per task;
+* exactly one run of one model: lm-eval's (its results file and a samples file per task), or Inspect's (the .eval
+  files of one ``inspect eval`` call) or lighteval's (one details folder and its results file);
 * every logged doc: a doc of this package (``family_version``, ``config_hash``), made with the declared seed, with the
   registered task's knobs (only the budget's tokenizer and chat template may follow the model), and equal, by the
   SHA-256 of its canonical JSON, to the doc regenerated here from its (task, config, seed, split, index);
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from .. import __version__
+from ..analysis import harness_logs
 from ..analysis.runs import Run, find_runs, iter_samples, version_problem
 from ..core.config import config_from_mapping
 from ..core.generation import task_size
@@ -105,8 +107,14 @@ class Claims:
     limit: object
 
 
-def read_claims(run: Run) -> Claims:
-    """The results file's claims; a one-line ValueError naming the field when its shape is not lm-eval's."""
+def read_claims(run: Run, logged: list[tuple[str, dict[str, float]]] = ()) -> Claims:
+    """The results file's claims; a one-line ValueError naming the field when its shape is not lm-eval's. An Inspect
+    run claims the per-sample scores it logged (``logged``: (task, metrics) per sample), a lighteval run its results
+    file's metrics (``analysis.harness_logs``)."""
+    if run.harness == harness_logs.INSPECT:
+        return Claims(*dataclasses.astuple(harness_logs.inspect_claims(run.samples, list(logged))))
+    if run.harness == harness_logs.LIGHTEVAL:
+        return Claims(*dataclasses.astuple(harness_logs.lighteval_claims(run.results, list(logged))))
     if run.results is None:
         return Claims({}, {}, None)
     name = run.results.name
@@ -274,7 +282,7 @@ def _validate_folder(name: str, folder: Path, progress, workers: int, where: lis
         return Verdict(name, (*problems, str(error)), metadata, tasks=tuple(tasks))
     models = sorted({run.model for run in runs})
     if len(runs) != 1:
-        problems.append(f"{len(runs)} lm-eval runs ({', '.join(models)}); allowed: one run of one model")
+        problems.append(f"{len(runs)} runs ({', '.join(models)}); allowed: one run of one model")
     subset = bool(metadata.get("subset", False))
     seed = metadata["seed"]
     secret, secret_problem = _private_seed_for(metadata)
@@ -286,8 +294,11 @@ def _validate_folder(name: str, folder: Path, progress, workers: int, where: lis
     docs = 0
     pending: list[Pending] = []
     versions: set[tuple[str, str]] = set()
+    logged: list[tuple[str, dict[str, float]]] = []  # an Inspect or lighteval run's per-doc claims
     for sample in iter_samples(runs, foreign):
         where[:] = [sample.source]
+        if sample.claimed:
+            logged.append((sample.task, dict(sample.claimed)))
         versions.add((str(sample.doc.get("family")), str(sample.doc.get("family_version"))))
         problem, counted = _sample_problem(sample, seen, seed, secret, pending, tallies)
         where.clear()  # errors between samples (reading the next line) name their file themselves
@@ -296,7 +307,7 @@ def _validate_folder(name: str, folder: Path, progress, workers: int, where: lis
     problems += regeneration_problems(pending, workers, progress)
     problems += [f"samples of {t}: not a lurch-tasks task; allowed: lurch-tasks tasks only" for t in sorted(foreign)]
     try:
-        claims = [read_claims(run) for run in runs]
+        claims = [read_claims(run, logged) for run in runs]
     except ValueError as error:
         return Verdict(name, (*problems, str(error)), metadata, tasks=tuple(tasks))
     problems += _coverage_problems(tasks, tallies, subset, metadata, claims)
