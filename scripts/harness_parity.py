@@ -200,8 +200,9 @@ def compare(harvests: dict[str, Harvest], tasks: list[str]) -> list[dict]:
                 if not (got.sent == ref.sent == got.doc_prompt == ref.doc_prompt):
                     row["same_prompts"] = False
                     row["problems"].append(f"{name}: prompt of {doc_id} differs")
-                if got.output != ref.output or not _same_metrics(got.claimed, ref.claimed) \
-                        or not _same_metrics(got.rescored, ref.rescored) or not _same_metrics(got.claimed, got.rescored):
+                scored_alike = (_same_metrics(got.claimed, ref.claimed) and _same_metrics(got.rescored, ref.rescored)
+                                and _same_metrics(got.claimed, got.rescored))
+                if got.output != ref.output or not scored_alike:
                     row["same_scores"] = False
                     row["problems"].append(f"{name}: scores of {doc_id} differ: {got.claimed} vs {ref.claimed}")
         ref_agg = base.aggregates.get(task, {})

@@ -38,6 +38,7 @@ from .metrics import DETAIL_METRICS, GROUP_METRICS, HEADLINE, doc_metric_names
 from .window import as_bool
 from .yamls import END_OF_TURN, UMBRELLA_GROUP
 
+PACKAGE = "lurch_tasks"  # Inspect's namespace for our tasks: `inspect eval lurch_tasks/<task>`
 DOC_KEY = "doc"  # the sample metadata key holding the whole doc (the Instance record; `lurch report` re-scores it)
 LEAF_KEY = "lurch_task"  # the lm-eval task (a member of a group) that built the doc and scores it
 BALANCE_KEY = "balance_key"
@@ -196,13 +197,13 @@ def build_task(name: str, **params: Any) -> Task:
     """The Inspect task for a lurch task or group ``name`` with lm-eval's metadata keys as ``params``."""
     metadata = _task_metadata(params)
     bins = as_bool("bins", metadata.get("bins", False))
-    names: list[str] = []
-    for leaf in leaves(name):
-        names += [n for n in _metric_names(leaf, bins) if n not in names]
     dataset = MemoryDataset(list(samples(name, metadata)), name=name)
     if not len(dataset):
         raise ConfigError(f"{name}: no doc fits this run (every task was left out); allowed: a model with a larger "
                           "window, or other tasks")
+    names: list[str] = []
+    for leaf in dict.fromkeys(s.metadata[LEAF_KEY] for s in dataset):  # the leaves left in, in order
+        names += [n for n in _metric_names(leaf, bins) if n not in names]
     budget = max((int(s.metadata[DOC_KEY]["gen_budget"]) for s in dataset), default=None)
     return Task(dataset=dataset, solver=generate_with_budget(), scorer=lurch_scorer(names), metrics=_metrics(names),
                 name=name,
@@ -211,12 +212,17 @@ def build_task(name: str, **params: Any) -> Task:
 
 
 def _register(name: str) -> None:
+    from inspect_ai._util.registry import registry_name
+
     def make(**params: Any) -> Task:
         return build_task(name, **params)
 
     make.__name__ = make.__qualname__ = name
     make.__doc__ = f"The lurch task {name!r} (task parameters: lm-eval's --metadata keys, and limit)."
-    inspect_task(name=name)(make)
+    # Inspect prefixes the package name only when it sees the module as installed; run from a checkout holding an
+    # editable install's egg-info it does not, and `lurch_tasks/<task>` would not resolve: name it in full then.
+    qualified = f"{PACKAGE}/{name}"
+    inspect_task(name=name if registry_name(make, name) == qualified else qualified)(make)
 
 
 # ---- the baselines as model providers -------------------------------------------------------------------------

@@ -1,0 +1,239 @@
+"""The same tasks in lm-eval, Inspect and lighteval, each run by its own runner: byte-identical prompts, identical
+per-doc scores and aggregates for every default task (scripts/harness_parity.py); Inspect's CLI and groups;
+lighteval's CLI offline; `lurch report` and `lurch leaderboard validate` on Inspect and lighteval logs."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from lurch_tasks import __version__
+from lurch_tasks.analysis.runs import find_runs, iter_samples
+from lurch_tasks.leaderboard.validate import validate
+
+pytestmark = pytest.mark.slow
+inspect_ai = pytest.importorskip("inspect_ai")
+pytest.importorskip("lighteval")
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+SPEC = importlib.util.spec_from_file_location("harness_parity", ROOT / "scripts" / "harness_parity.py")
+PARITY = importlib.util.module_from_spec(SPEC)
+sys.modules["harness_parity"] = PARITY  # its dataclasses look their module up
+SPEC.loader.exec_module(PARITY)
+MODELS = ("lurch-solver", "lurch-random", "lurch-simulated")
+SUBMISSION = {"schema_version": 1, "model": {"name": "lurch-solver", "revision": __version__},
+              "run": {"lm_eval_model": "lurch-solver", "model_args": "", "chat_template": False, "generation": {}},
+              "date": "2026-12-05", "lurch_tasks_version": __version__, "tasks": ["discovery"], "seed": 0,
+              "subset": True, "contact": "maintainers@example.org"}
+
+
+@pytest.fixture(scope="module")
+def parity(tmp_path_factory) -> tuple[Path, dict]:
+    """Every default task, the first doc of each (a RECON view: its rows of one case), through the three harnesses
+    for the solver, the chance baseline and the simulated model."""
+    out = tmp_path_factory.mktemp("parity")
+    return out, PARITY.run_all(PARITY.default_tasks(), MODELS, 1, out)
+
+
+def test_every_default_task_has_identical_prompts_and_scores_in_three_harnesses(parity):
+    _, report = parity
+    assert set(report) == set(MODELS)
+    for model, rows in report.items():
+        assert [row["task"] for row in rows] == PARITY.default_tasks()
+        for row in rows:
+            assert row["docs"] >= 1, (model, row["task"])
+            assert row["problems"] == [], (model, row["task"], row["problems"][:3])
+            assert row["same_ids"] and row["same_prompts"] and row["same_scores"] and row["same_aggregates"]
+            scores = set(row["aggregate"].values())
+            assert len(scores) == 1 and None not in scores, (model, row["task"], row["aggregate"])
+    solver = {row["task"]: row["aggregate"]["inspect"] for row in report["lurch-solver"]}
+    assert set(solver.values()) == {1.0}  # the reference solver answers every doc in every harness
+
+
+def test_the_logs_of_three_harnesses_read_back_as_runs(parity):
+    out, _ = parity
+    runs = find_runs([out / "lm-eval" / "lurch-random", out / "inspect" / "lurch-solver",
+                      out / "lighteval" / "lurch-simulated"])
+    assert {run.harness for run in runs} == {"lm-eval", "inspect", "lighteval"}
+    labels = {run.model for run in runs}
+    assert {"lurch-random", "lurch-solver/x [inspect]", "lurch-simulated [lighteval]"} <= labels
+    assert [run.chance for run in runs if run.harness == "lm-eval"] == [True, True]
+    samples = list(iter_samples(runs))
+    assert {s.task for s in samples} == set(PARITY.default_tasks())
+
+
+def test_report_reads_an_lm_eval_run_and_an_inspect_run_of_different_models(parity, tmp_path):
+    out, _ = parity
+    report = tmp_path / "report"
+    done = subprocess.run([str(BIN / "lurch"), "report", str(out / "lm-eval" / "lurch-simulated"),
+                           str(out / "inspect" / "lurch-solver"), "--out", str(report), "--bootstrap", "20",
+                           "--quiet"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    summary = (report / "summary_models.csv").read_text(encoding="utf-8")
+    assert "lurch-simulated" in summary and "lurch-solver/x [inspect]" in summary
+    html = (report / "report.html").read_text(encoding="utf-8")
+    assert "lurch-solver/x [inspect]" in html
+
+
+def _inspect_json(args: list[str], log_dir: Path) -> dict:
+    done = subprocess.run([str(BIN / "inspect"), "eval", *args, "--log-dir", str(log_dir), "--display", "none"],
+                          capture_output=True, text=True, timeout=900, env={**os.environ, "NO_COLOR": "1"})
+    assert done.returncode == 0, done.stdout[-1500:] + done.stderr[-1500:]
+    (path,) = sorted(log_dir.glob("*.eval"))
+    with zipfile.ZipFile(path) as archive:
+        return json.loads(archive.read("header.json"))
+
+
+def test_inspect_cli_runs_the_umbrella_as_lm_eval_aggregates_it(tmp_path):
+    """`inspect eval lurch_tasks/memory_drift` (the entry point, the real CLI): the headline balanced per family and
+    the score with equal weight per family, as lm-eval's group reports them for the same docs."""
+    knobs = {"max_seq_lengths": [2048]}
+    header = _inspect_json(["lurch_tasks/memory_drift", "--model", "lurch-random/x", "-T", "limit=4",
+                            "-T", f"max_seq_lengths={knobs['max_seq_lengths']}"], tmp_path / "inspect")
+    inspect_scores = {s["name"]: next(iter(s["metrics"].values()))["value"] for s in header["results"]["scores"]}
+    done = subprocess.run([str(BIN / "lurch"), "eval", "--model", "lurch-random", "--tasks", "memory_drift",
+                           "--limit", "4", "--metadata", json.dumps(knobs), "--output_path", str(tmp_path / "lm")],
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (results,) = sorted((tmp_path / "lm").rglob("results_*.json"))
+    group = json.loads(results.read_text())["results"]["memory_drift"]
+    assert inspect_scores["headline"] == pytest.approx(group["headline,none"], abs=1e-12)
+    assert inspect_scores["score"] == pytest.approx(group["score,none"], abs=1e-12)
+    assert header["results"]["total_samples"] == 5 * 4  # the first four docs of each family task
+
+
+def test_inspect_task_parameters_are_checked_like_metadata(tmp_path):
+    done = subprocess.run([str(BIN / "inspect"), "eval", "lurch_tasks/discovery_code", "--model", "lurch-solver/x",
+                           "-T", "max_seq_length=[1024]", "--log-dir", str(tmp_path), "--display", "none"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode != 0
+    assert "max_seq_length: unknown metadata key" in done.stdout + done.stderr
+
+
+def _lighteval(data: Path, out: Path, model: str, tasks: str) -> subprocess.CompletedProcess:
+    from lurch_tasks.harness import lighteval_model
+
+    return subprocess.run([sys.executable, "-m", "lurch_tasks.harness.lighteval_run", "custom", model,
+                           lighteval_model.__file__, tasks, "--custom-tasks", "lurch_tasks.harness.lighteval_tasks",
+                           "--output-dir", str(out), "--save-details"],
+                          capture_output=True, text=True, timeout=900, env={**os.environ, "LURCH_DATA": str(data)})
+
+
+@pytest.fixture(scope="module")
+def lighteval_submission(tmp_path_factory) -> Path:
+    """lighteval's own CLI (offline: custom tasks only) on the first three docs of every discovery task."""
+    root = tmp_path_factory.mktemp("lighteval")
+    configs = [arg for name in PARITY.default_tasks() if name.startswith("discovery") for arg in ("--config", name)]
+    done = subprocess.run([str(BIN / "lurch"), "materialize", "--quiet", "--limit", "3", "--out", str(root / "data"),
+                           *configs], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    tasks = ",".join(name for name in PARITY.default_tasks() if name.startswith("discovery"))
+    done = _lighteval(root / "data", root / "sub", "lurch-solver", tasks)
+    assert done.returncode == 0, done.stderr[-3000:]
+    (root / "sub" / "submission.json").write_text(json.dumps(SUBMISSION))
+    return root / "sub"
+
+
+def test_lighteval_cli_runs_offline_and_its_submission_validates(lighteval_submission):
+    (results,) = sorted(lighteval_submission.rglob("results_*.json"))
+    claimed = json.loads(results.read_text())["results"]
+    assert claimed["discovery_code|0"]["headline"] == 1.0 and claimed["discovery_cipher|0"]["score"] == 1.0
+    verdict = validate(lighteval_submission)
+    assert verdict.ok, verdict.problems
+    assert verdict.docs == 6 * 3
+
+
+def test_a_lighteval_results_file_that_lies_is_refused(lighteval_submission, tmp_path):
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(lighteval_submission, copy)
+    (results,) = sorted(copy.rglob("results_*.json"))
+    document = json.loads(results.read_text())
+    document["results"]["discovery_code|0"]["score"] = 0.5
+    results.write_text(json.dumps(document))
+    verdict = validate(copy)
+    assert not verdict.ok
+    assert any("discovery_code: results claim score = 0.5, the logged outputs score 1.0" in p for p in verdict.problems)
+
+
+@pytest.fixture(scope="module")
+def inspect_submission(tmp_path_factory) -> Path:
+    """One `inspect eval` call (one run id) over the discovery group: the first three docs of each task."""
+    root = tmp_path_factory.mktemp("inspect-sub")
+    logs = inspect_ai.eval(["lurch_tasks/discovery"], model="lurch-solver/x", task_args={"limit": 3},
+                           log_dir=str(root), display="none")
+    assert [log.status for log in logs] == ["success"]
+    (root / "submission.json").write_text(json.dumps(SUBMISSION))
+    return root
+
+
+def test_an_inspect_submission_validates(inspect_submission):
+    verdict = validate(inspect_submission)
+    assert verdict.ok, verdict.problems
+    assert verdict.docs == 6 * 3 and verdict.model == "lurch-solver/x [inspect]"
+
+
+def _rewrite_eval(path: Path, edit) -> None:
+    """Rewrite one .eval file with ``edit(name, data) -> data`` applied to every entry (zstd, as Inspect writes)."""
+    import zipfile_zstd  # noqa: F401
+
+    with zipfile.ZipFile(path) as archive:
+        entries = [(info.filename, archive.read(info.filename)) for info in archive.infolist()]
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_ZSTANDARD) as archive:
+        for name, data in entries:
+            archive.writestr(name, edit(name, data))
+
+
+def test_an_inspect_log_whose_outputs_were_changed_is_refused(inspect_submission, tmp_path):
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(inspect_submission, copy)
+    (log,) = sorted(copy.glob("*.eval"))
+
+    def blank_first_code_answer(name: str, data: bytes) -> bytes:
+        if not name.startswith("samples/discovery/discovery_code/test/0_"):
+            return data
+        record = json.loads(data)
+        record["output"]["completion"] = "FINAL ANSWER: none"
+        return json.dumps(record).encode()
+
+    _rewrite_eval(log, blank_first_code_answer)
+    verdict = validate(copy)
+    assert not verdict.ok
+    assert any(p.startswith("discovery_code: results claim score = 1.0, the logged outputs score 0.66")
+               for p in verdict.problems), verdict.problems
+
+
+@pytest.mark.parametrize("content, reason", [
+    (b"not a zip", "not an Inspect log (BadZipFile"),
+    (None, "has no header.json (an unfinished or interrupted run)"),
+])
+def test_a_broken_inspect_log_is_one_line(tmp_path, content, reason):
+    path = tmp_path / "run.eval"
+    if content is None:
+        with zipfile.ZipFile(path, "w") as archive:
+            archive.writestr("_journal/start.json", "{}")
+    else:
+        path.write_bytes(content)
+    with pytest.raises(ValueError, match=re.escape(reason)):
+        find_runs([tmp_path])
+
+
+def test_broken_lighteval_details_are_one_line(tmp_path):
+    folder = tmp_path / "details" / "m" / "2026-12-05T00-00-00.000000"
+    folder.mkdir(parents=True)
+    (folder / "details_discovery_code|0_2026-12-05T00-00-00.000000.parquet").write_bytes(b"PAR1 garbage")
+    (run,) = find_runs([tmp_path])
+    with pytest.raises(ValueError, match="not lighteval details"):
+        list(iter_samples([run]))
