@@ -259,7 +259,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"    {problem}")
     cells = sum(len(rows) for rows in report.values())
     docs = sum(row["docs"] for rows in report.values() for row in rows)
-    print(f"{cells - bad} of {cells} (model, task) cells identical across {', '.join(HARNESSES)} ({docs} docs each)")
+    print(f"{cells - bad} of {cells} (model, task) cells identical across {', '.join(HARNESSES)} ({docs} docs in "
+          "each harness)")
     if args.json:
         args.json.write_text(json.dumps(report, indent=1, default=str), encoding="utf-8")
     return 1 if bad else 0

@@ -237,3 +237,22 @@ def test_broken_lighteval_details_are_one_line(tmp_path):
     (run,) = find_runs([tmp_path])
     with pytest.raises(ValueError, match="not lighteval details"):
         list(iter_samples([run]))
+
+
+def test_inspect_generates_each_doc_with_the_budget_lm_eval_gives_it():
+    """A group mixes budgets: each sample gets its leaf's YAML max_gen_toks (a family task's is its members'
+    largest), unless the run sets one."""
+    from lurch_tasks.harness.family_tasks import family_of
+    from lurch_tasks.harness.inspect_tasks import BUDGET_KEY, LEAF_KEY, build_task
+    from lurch_tasks.harness.yamls import family_task_yaml
+
+    task = build_task("memory_drift", limit=2, max_seq_lengths=[2048])
+    budgets = {}
+    for sample in task.dataset:
+        leaf = sample.metadata[LEAF_KEY]
+        expected = family_task_yaml(family_of(leaf))["generation_kwargs"]["max_gen_toks"]
+        assert sample.metadata[BUDGET_KEY] == expected, leaf
+        budgets[leaf] = expected
+    assert len(set(budgets.values())) > 1  # the families' budgets differ: one task-wide budget would be wrong
+    fixed = build_task("memory_drift", limit=2, max_seq_lengths=[2048], max_gen_toks=300)
+    assert {sample.metadata[BUDGET_KEY] for sample in fixed.dataset} == {300}

@@ -33,6 +33,7 @@ from ..core.config import ConfigError
 from ..core.registry import all_families, all_tasks, get_family, get_task
 from . import tasks as glue
 from .family_tasks import family_of, family_sparse_metrics, family_task_name, family_tasks, members
+from .family_tasks import max_gen_toks as family_max_gen_toks
 from .fit import skip_or_fail
 from .metrics import DETAIL_METRICS, GROUP_METRICS, HEADLINE, doc_metric_names
 from .window import as_bool
@@ -41,6 +42,7 @@ from .yamls import END_OF_TURN, UMBRELLA_GROUP
 PACKAGE = "lurch_tasks"  # Inspect's namespace for our tasks: `inspect eval lurch_tasks/<task>`
 DOC_KEY = "doc"  # the sample metadata key holding the whole doc (the Instance record; `lurch report` re-scores it)
 LEAF_KEY = "lurch_task"  # the lm-eval task (a member of a group) that built the doc and scores it
+BUDGET_KEY = "max_gen_toks"  # the sample's generation budget, as lm-eval's YAML for its leaf sets it
 BALANCE_KEY = "balance_key"
 # Metrics a group averages with equal weight per member (the rest over docs), as the YAMLs' groups do.
 PER_MEMBER = frozenset(name for name, by_size in GROUP_METRICS if not by_size)
@@ -104,12 +106,21 @@ def leaf_docs(leaf: str, metadata: dict[str, Any]) -> Iterable[dict]:
     return dataset
 
 
-def sample_of(doc: dict, leaf: str) -> Sample:
-    """One Inspect sample: the doc's prompt as input, its gold answer as target, its properties and the whole doc
-    as metadata."""
+def sample_of(doc: dict, leaf: str, budget: int) -> Sample:
+    """One Inspect sample: the doc's prompt as input, its gold answer as target, its properties, its generation budget
+    and the whole doc as metadata."""
     difficulty = {key: value for key, value in doc["difficulty"].items() if isinstance(value, (int, float, str, bool))}
     return Sample(id=doc["id"], input=doc["prompt"], target=doc["answer_text"],
-                  metadata={LEAF_KEY: leaf, "family": doc["family"], **difficulty, DOC_KEY: doc})
+                  metadata={LEAF_KEY: leaf, "family": doc["family"], **difficulty, BUDGET_KEY: budget, DOC_KEY: doc})
+
+
+def generation_budget(leaf: str, doc: dict, metadata: dict[str, Any]) -> int:
+    """The ``max_gen_toks`` lm-eval generates the doc with: the run's (``max_gen_toks``, ``gen_profile``: the doc's
+    ``gen_budget`` then holds it), else the YAML's: a family task's is its members' largest, a task's its own."""
+    family = family_of(leaf)
+    if family is None or "max_gen_toks" in metadata or "gen_profile" in metadata:
+        return int(doc["gen_budget"])
+    return max(int(doc["gen_budget"]), family_max_gen_toks(family))
 
 
 def samples(name: str, metadata: dict[str, Any]) -> Iterator[Sample]:
@@ -119,7 +130,7 @@ def samples(name: str, metadata: dict[str, Any]) -> Iterator[Sample]:
         if skip_or_fail(leaf, metadata) is not None:
             continue
         for doc in leaf_docs(leaf, metadata):
-            yield sample_of(doc, leaf)
+            yield sample_of(doc, leaf, generation_budget(leaf, doc, metadata))
 
 
 def score_values(doc: dict, output: str, leaf: str, names: list[str]) -> Score:
@@ -185,10 +196,10 @@ def lurch_scorer(names: list[str]) -> Callable:
 
 @solver
 def generate_with_budget() -> Callable:
-    """Generates with each doc's own budget (``gen_budget``: its task's ``max_gen_toks``; a group mixes them)."""
+    """Generates with each sample's budget (``generation_budget``: a group mixes its members' budgets)."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        return await generate(state, max_tokens=int(state.metadata[DOC_KEY]["gen_budget"]))
+        return await generate(state, max_tokens=int(state.metadata[BUDGET_KEY]))
 
     return solve
 
@@ -204,7 +215,7 @@ def build_task(name: str, **params: Any) -> Task:
     names: list[str] = []
     for leaf in dict.fromkeys(s.metadata[LEAF_KEY] for s in dataset):  # the leaves left in, in order
         names += [n for n in _metric_names(leaf, bins) if n not in names]
-    budget = max((int(s.metadata[DOC_KEY]["gen_budget"]) for s in dataset), default=None)
+    budget = max((int(s.metadata[BUDGET_KEY]) for s in dataset), default=None)
     return Task(dataset=dataset, solver=generate_with_budget(), scorer=lurch_scorer(names), metrics=_metrics(names),
                 name=name,
                 config=GenerateConfig(max_tokens=budget, stop_seqs=list(END_OF_TURN), temperature=0.0),

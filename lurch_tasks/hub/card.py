@@ -143,7 +143,8 @@ def _card_body(summaries: Sequence[ConfigSummary]) -> str:
     out += ["## Generation parameters", ""]
     for s in summaries:
         out += _generation_section(s)
-    out += _scoring_section() + _fingerprint_section() + _license_section(families) + _citation_section(families)
+    out += _evaluate_section(first) + _scoring_section() + _fingerprint_section() + _license_section(families)
+    out += _citation_section(families)
     return "\n".join(out).rstrip("\n") + "\n"
 
 
@@ -264,6 +265,32 @@ def _reproduce_command(s: ConfigSummary) -> str:
     return " ".join(parts)
 
 
+def _evaluate_section(config: str) -> list[str]:
+    """How to run a config in each harness: the same prompts and per-doc scores in all three."""
+    return [
+        "## Evaluate",
+        "",
+        "The same docs and scores in three harnesses (`pip install 'lurch-tasks[inspect]'` or "
+        "`'lurch-tasks[lighteval]'` for the last two). Each run generates the docs from their seed, or reads this "
+        "dataset:",
+        "",
+        "```bash",
+        "# lm-evaluation-harness",
+        f"lurch eval --model hf --model_args pretrained=MODEL --apply_chat_template --tasks {config} \\",
+        "  --metadata '{\"dataset_path\": \"PATH_OR_REPO_ID\"}' --log_samples --output_path runs/lm",
+        "# Inspect AI",
+        f"inspect eval lurch_tasks/{config} --model hf/MODEL -M do_sample=false -T dataset_path=PATH_OR_REPO_ID \\",
+        "  --log-dir runs/inspect",
+        "# lighteval (custom tasks; offline through lurch_tasks.harness.lighteval_run)",
+        f"LURCH_DATA=PATH_OR_REPO_ID lighteval accelerate model_name=MODEL {config} \\",
+        "  --custom-tasks lurch_tasks.harness.lighteval_tasks --save-details",
+        "# one report over all three",
+        "lurch report runs/lm runs/inspect results --out report",
+        "```",
+        "",
+    ]
+
+
 def _scoring_section() -> list[str]:
     return [
         "## Headline score",
@@ -272,7 +299,7 @@ def _scoring_section() -> list[str]:
         "task's headline is the mean over its rows (RECON: over question categories, each category's mean first), a "
         "family's "
         "the mean over its default tasks with equal weight per task, and the lm-eval umbrella `memory_drift` reports "
-        "`headline`, the mean over the four families with equal weight per family, whatever their row counts. Raw "
+        "`headline`, the mean over the families with equal weight per family, whatever their row counts. Raw "
         "`score` is reported beside it. Outputs are scored after reasoning blocks (`<think>`...) are removed.",
         "",
     ]
