@@ -36,6 +36,10 @@ SUBMISSION = {"schema_version": 1, "model": {"name": "lurch-solver", "revision":
               "subset": True, "contact": "maintainers@example.org"}
 
 
+def _declared(harness: str) -> dict:
+    return {**SUBMISSION, "run": {**SUBMISSION["run"], "lm_eval_model": "lurch-solver", "harness": harness}}
+
+
 @pytest.fixture(scope="module")
 def parity(tmp_path_factory) -> tuple[Path, dict]:
     """Every default task, the first doc of each (a RECON view: its rows of one case), through the three harnesses
@@ -139,7 +143,7 @@ def lighteval_submission(tmp_path_factory) -> Path:
     tasks = ",".join(name for name in PARITY.default_tasks() if name.startswith("discovery"))
     done = _lighteval(root / "data", root / "sub", "lurch-solver", tasks)
     assert done.returncode == 0, done.stderr[-3000:]
-    (root / "sub" / "submission.json").write_text(json.dumps(SUBMISSION))
+    (root / "sub" / "submission.json").write_text(json.dumps(_declared("lighteval")))
     return root / "sub"
 
 
@@ -173,7 +177,7 @@ def inspect_submission(tmp_path_factory) -> Path:
     logs = inspect_ai.eval(["lurch_tasks/discovery"], model="lurch-solver/x", task_args={"limit": 3},
                            log_dir=str(root), display="none")
     assert [log.status for log in logs] == ["success"]
-    (root / "submission.json").write_text(json.dumps(SUBMISSION))
+    (root / "submission.json").write_text(json.dumps(_declared("inspect")))
     return root
 
 
@@ -181,6 +185,16 @@ def test_an_inspect_submission_validates(inspect_submission):
     verdict = validate(inspect_submission)
     assert verdict.ok, verdict.problems
     assert verdict.docs == 6 * 3 and verdict.model == "lurch-solver/x [inspect]"
+
+
+def test_a_submission_must_declare_its_harness(inspect_submission, tmp_path):
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(inspect_submission, copy)
+    (copy / "submission.json").write_text(json.dumps(SUBMISSION))  # no run.harness: lm-eval
+    verdict = validate(copy)
+    assert verdict.problems == ("submission.json: run.harness is 'lm-eval', but the logs are inspect's",)
 
 
 def _rewrite_eval(path: Path, edit) -> None:

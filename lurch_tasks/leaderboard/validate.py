@@ -26,7 +26,7 @@ from typing import TypeVar
 
 from .. import __version__
 from ..analysis import harness_logs
-from ..analysis.runs import Run, find_runs, iter_samples, version_problem
+from ..analysis.runs import LM_EVAL, Run, find_runs, iter_samples, version_problem
 from ..core.config import config_from_mapping
 from ..core.generation import task_size
 from ..core.instance import content_hash, instance_part
@@ -283,6 +283,9 @@ def _validate_folder(name: str, folder: Path, progress, workers: int, where: lis
     models = sorted({run.model for run in runs})
     if len(runs) != 1:
         problems.append(f"{len(runs)} runs ({', '.join(models)}); allowed: one run of one model")
+    declared = metadata["run"].get("harness", LM_EVAL)
+    problems += [f"submission.json: run.harness is {declared!r}, but the logs are {harness}'s" for harness in
+                 sorted({run.harness for run in runs}) if harness != declared]
     subset = bool(metadata.get("subset", False))
     seed = metadata["seed"]
     secret, secret_problem = _private_seed_for(metadata)
