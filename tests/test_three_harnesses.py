@@ -270,3 +270,17 @@ def test_inspect_generates_each_doc_with_the_budget_lm_eval_gives_it():
     assert len(set(budgets.values())) > 1  # the families' budgets differ: one task-wide budget would be wrong
     fixed = build_task("memory_drift", limit=2, max_seq_lengths=[2048], max_gen_toks=300)
     assert {sample.metadata[BUDGET_KEY] for sample in fixed.dataset} == {300}
+
+
+def test_a_family_the_window_cannot_hold_is_left_out_and_the_report_says_so(tmp_path):
+    """As lm-eval skips family_recon for an 8k window (tests/test_window_skip.py), so does Inspect; its log records
+    why, and the report's headline names it."""
+    from lurch_tasks.analysis.frame import load_runs
+
+    logs = inspect_ai.eval(["lurch_tasks/memory_drift"], model="lurch-solver/x", log_dir=str(tmp_path),
+                           task_args={"limit": 1, "max_seq_lengths": [2048], "max_model_len": 8192}, display="none")
+    assert [log.status for log in logs] == ["success"]
+    assert logs[0].eval.metadata["lurch_skipped"] == {"family_recon": "window 8192 < 16384+1024"}
+    (headline,) = load_runs(find_runs([tmp_path])).headlines
+    assert headline.startswith("lurch-solver/x [inspect]: memory_drift = 1.000 over 4 of 5 families (recon skipped: "
+                               "window 8192 < 16384+1024)"), headline

@@ -125,13 +125,17 @@ def load_runs(runs: list[Run], *, allow_version_mismatch: bool = False, judge: J
 def model_coverage(frame: pd.DataFrame, runs: list[Run]) -> tuple[tuple[str, float, str], ...]:
     """Per model: (model, the umbrella headline over the families its logs hold, what it covers: the families and
     lengths evaluated, and those its runs skipped (their results files: ``runs.read_coverage``))."""
+    from . import harness_logs
     from .headline import coverage_text, overall
-    from .runs import read_coverage
+    from .runs import LM_EVAL, read_coverage
 
     skipped: dict[str, dict[str, str]] = {}
     dropped: dict[str, set[int]] = {}
     for run in runs:
-        if run.results is None:
+        if run.harness == harness_logs.INSPECT:
+            skipped.setdefault(run.model, {}).update(harness_logs.inspect_coverage(run.samples))
+            continue
+        if run.results is None or run.harness != LM_EVAL:
             continue
         found, lengths = read_coverage(run.results)
         skipped.setdefault(run.model, {}).update(found)

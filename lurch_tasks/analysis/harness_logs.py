@@ -34,6 +34,7 @@ _DETAILS = re.compile(r"^details_(?P<task>.+)\|(?P<shots>\d+)_(?P<stamp>[^|]+)\.
 _INSPECT_SAMPLE = re.compile(r"^samples/.+_epoch_\d+\.json$")
 DOC_KEY = "doc"  # where both harnesses' tasks keep the doc (``harness.inspect_tasks``, ``harness.lighteval_tasks``)
 LEAF_KEY = "lurch_task"  # Inspect: the lm-eval task a sample belongs to (a group's member)
+SKIPPED_KEY = "lurch_skipped"  # Inspect: the task metadata naming the leaves the window could not hold
 
 
 @dataclass(frozen=True)
@@ -182,6 +183,21 @@ def _numbers(values: dict, where: str, field: str) -> dict[str, float]:
         elif isinstance(value, str) and value == "NaN":
             out[str(name)] = math.nan
     return out
+
+
+def inspect_coverage(files: tuple[Path, ...]) -> dict[str, str]:
+    """The leaves an Inspect run left out because the model's window could not hold them (the task's metadata
+    ``lurch_skipped``: leaf -> why), under the label lm-eval's results use (``headline.skipped_family``)."""
+    from .headline import skipped_family
+
+    skipped: dict[str, str] = {}
+    for path in files:
+        metadata = inspect_header(path)["eval"].get("metadata")
+        found = metadata.get(SKIPPED_KEY) if isinstance(metadata, dict) else None
+        for leaf, why in (found.items() if isinstance(found, dict) else ()):
+            if isinstance(why, str):
+                skipped[printable(skipped_family(str(leaf)))[:200]] = printable(why)[:200]
+    return skipped
 
 
 def inspect_claims(files: tuple[Path, ...], logged: list[tuple[str, dict[str, float]]]) -> HarnessClaims:

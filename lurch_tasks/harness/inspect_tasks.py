@@ -44,6 +44,7 @@ DOC_KEY = "doc"  # the sample metadata key holding the whole doc (the Instance r
 LEAF_KEY = "lurch_task"  # the lm-eval task (a member of a group) that built the doc and scores it
 BUDGET_KEY = "max_gen_toks"  # the sample's generation budget, as lm-eval's YAML for its leaf sets it
 BALANCE_KEY = "balance_key"
+SKIPPED_KEY = "lurch_skipped"  # the task's metadata: the leaves the window could not hold (leaf -> why), for reports
 # Metrics a group averages with equal weight per member (the rest over docs), as the YAMLs' groups do.
 PER_MEMBER = frozenset(name for name, by_size in GROUP_METRICS if not by_size)
 
@@ -123,11 +124,13 @@ def generation_budget(leaf: str, doc: dict, metadata: dict[str, Any]) -> int:
     return max(int(doc["gen_budget"]), family_max_gen_toks(family))
 
 
-def samples(name: str, metadata: dict[str, Any]) -> Iterator[Sample]:
+def samples(name: str, metadata: dict[str, Any], skipped: dict[str, str]) -> Iterator[Sample]:
     """The samples of every leaf; a leaf the model's window cannot hold at all is left out with one warning line
-    (an error with ``strict``), as lm-eval skips it."""
+    (an error with ``strict``), as lm-eval skips it, and recorded in ``skipped`` (leaf -> why)."""
     for leaf in leaves(name):
-        if skip_or_fail(leaf, metadata) is not None:
+        unfit = skip_or_fail(leaf, metadata)
+        if unfit is not None:
+            skipped[leaf] = unfit.short
             continue
         for doc in leaf_docs(leaf, metadata):
             yield sample_of(doc, leaf, generation_budget(leaf, doc, metadata))
@@ -208,7 +211,8 @@ def build_task(name: str, **params: Any) -> Task:
     """The Inspect task for a lurch task or group ``name`` with lm-eval's metadata keys as ``params``."""
     metadata = _task_metadata(params)
     bins = as_bool("bins", metadata.get("bins", False))
-    dataset = MemoryDataset(list(samples(name, metadata)), name=name)
+    skipped: dict[str, str] = {}
+    dataset = MemoryDataset(list(samples(name, metadata, skipped)), name=name)
     if not len(dataset):
         raise ConfigError(f"{name}: no doc fits this run (every task was left out); allowed: a model with a larger "
                           "window, or other tasks")
@@ -219,7 +223,8 @@ def build_task(name: str, **params: Any) -> Task:
     return Task(dataset=dataset, solver=generate_with_budget(), scorer=lurch_scorer(names), metrics=_metrics(names),
                 name=name,
                 config=GenerateConfig(max_tokens=budget, stop_seqs=list(END_OF_TURN), temperature=0.0),
-                metadata={"lurch_task": name, "lurch_metadata": {k: str(v) for k, v in params.items()}})
+                metadata={"lurch_task": name, "lurch_metadata": {k: str(v) for k, v in params.items()},
+                          SKIPPED_KEY: skipped})
 
 
 def _register(name: str) -> None:
