@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.text import printable
+from ..harness.log_keys import DOC_KEY, LEAF_KEY, SKIPPED_KEY
 
 INSPECT = "inspect"
 LIGHTEVAL = "lighteval"
@@ -32,9 +33,6 @@ MAX_HEADER_BYTES = 64 << 20
 BATCH_ROWS = 64  # lighteval details rows decoded at a time (a row holds a whole doc)
 _DETAILS = re.compile(r"^details_(?P<task>.+)\|(?P<shots>\d+)_(?P<stamp>[^|]+)\.parquet$")
 _INSPECT_SAMPLE = re.compile(r"^samples/.+_epoch_\d+\.json$")
-DOC_KEY = "doc"  # where both harnesses' tasks keep the doc (``harness.inspect_tasks``, ``harness.lighteval_tasks``)
-LEAF_KEY = "lurch_task"  # Inspect: the lm-eval task a sample belongs to (a group's member)
-SKIPPED_KEY = "lurch_skipped"  # Inspect: the task metadata naming the leaves the window could not hold
 
 
 @dataclass(frozen=True)

@@ -35,16 +35,14 @@ from . import tasks as glue
 from .family_tasks import family_of, family_sparse_metrics, family_task_name, family_tasks, members
 from .family_tasks import max_gen_toks as family_max_gen_toks
 from .fit import skip_or_fail
+from .log_keys import DOC_KEY, LEAF_KEY, SKIPPED_KEY
 from .metrics import DETAIL_METRICS, GROUP_METRICS, HEADLINE, doc_metric_names
 from .window import as_bool
 from .yamls import END_OF_TURN, UMBRELLA_GROUP
 
 PACKAGE = "lurch_tasks"  # Inspect's namespace for our tasks: `inspect eval lurch_tasks/<task>`
-DOC_KEY = "doc"  # the sample metadata key holding the whole doc (the Instance record; `lurch report` re-scores it)
-LEAF_KEY = "lurch_task"  # the lm-eval task (a member of a group) that built the doc and scores it
 BUDGET_KEY = "max_gen_toks"  # the sample's generation budget, as lm-eval's YAML for its leaf sets it
 BALANCE_KEY = "balance_key"
-SKIPPED_KEY = "lurch_skipped"  # the task's metadata: the leaves the window could not hold (leaf -> why), for reports
 # Metrics a group averages with equal weight per member (the rest over docs), as the YAMLs' groups do.
 PER_MEMBER = frozenset(name for name, by_size in GROUP_METRICS if not by_size)
 

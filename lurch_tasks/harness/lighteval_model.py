@@ -18,6 +18,8 @@ from lighteval.tasks.prompt_manager import PromptManager
 from lighteval.tasks.requests import Doc
 from lighteval.utils.cache_management import SampleCache
 
+from lurch_tasks.harness.log_keys import DOC_KEY
+
 BASELINES = ("lurch-solver", "lurch-random", "lurch-simulated")
 
 
@@ -56,7 +58,7 @@ class LurchBaseline(LightevalModel):
 
     def answer(self, doc: Doc, prompt: str) -> str:
         if hasattr(self.lm, "answer_doc"):
-            return self.lm.answer_doc(doc.specific["doc"], prompt)
+            return self.lm.answer_doc(doc.specific[DOC_KEY], prompt)
         return self.lm.answer(prompt)
 
     def greedy_until(self, docs: list[Doc]) -> list[ModelResponse]:

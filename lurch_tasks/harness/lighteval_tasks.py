@@ -30,12 +30,12 @@ from ..core.config import config_from_mapping
 from ..core.registry import all_tasks, get_family, get_task
 from ..scoring import headline
 from . import tasks as glue
+from .log_keys import DOC_KEY
 from .metrics import DESCRIPTIVE, HEADLINE, LOWER_IS_BETTER, doc_metric_names
 from .yamls import END_OF_TURN
 
 DATA_ENV = "LURCH_DATA"
 DEFAULT_DATA = "lurch_data"
-DOC_KEY = "doc"  # Doc.specific's key for the whole doc (the Instance record plus the run keys)
 
 
 def data_folder() -> str:
