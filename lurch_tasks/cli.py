@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from . import __version__
+from .external import ADAPTER_NAMES  # names only: the measuring code loads when `lurch properties` runs
 from .harness.errors import LibraryError
 
 EXIT_USAGE = 2
@@ -304,6 +305,35 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_properties(args: argparse.Namespace) -> int:
+    from tqdm.auto import tqdm
+
+    from .core.tokens import get_token_counter
+    from .external.measure import Tally, measured, sample_path, summary, write_rows
+
+    out = Path(args.out)
+    source = sample_path(args.input[len("sample:"):]) if args.input.startswith("sample:") else Path(args.input)
+    adapter = args.adapter or (args.input[len("sample:"):] if args.input.startswith("sample:") else "generic")
+    if not source.exists():
+        raise ValueError(f"INPUT: {str(source)!r} does not exist; allowed: a .jsonl file, a datasets folder or "
+                         "Parquet files")
+    if out.exists() and not args.overwrite:
+        raise ValueError(f"--out: {str(out)!r} exists; allowed: a new file, or --overwrite to replace it")
+    get_token_counter(args.tokenizer)  # a tokenizer this machine cannot load fails before any item is read
+    tally = Tally()
+    with tqdm(unit="item", desc="measuring", disable=args.quiet) as bar:
+        count = write_rows((bar.update() or row for row in measured(source, adapter, args.tokenizer, tally)), out)
+    for message in tally.errors[:5]:
+        print(f"lurch: warning: {message}", file=sys.stderr)
+    if len(tally.errors) > 5:
+        print(f"lurch: warning: ... and {len(tally.errors) - 5} more items with an error (see their lines)",
+              file=sys.stderr)
+    medians = ", ".join(f"{name} {value:.4g}" for name, value in summary(out).items())
+    print(f"wrote {out}: {tally.measured} of {count} items measured in {args.tokenizer}"
+          f"{f'; {len(tally.errors)} with an error' if tally.errors else ''}. Medians: {medians or 'none'}")
+    return 1 if count and not tally.measured else 0
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     import time
 
@@ -564,6 +594,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_generation_options(p)
     p.set_defaults(func=cmd_diagnose)
+
+    p = sub.add_parser("properties", help="measure another benchmark's items: evidence scope and dispersion (in a "
+                       "tokenizer's tokens and in characters), reasoning depth, width and step count, with the code "
+                       "our families use; writes one JSON line per item (an item whose evidence cannot be located "
+                       "gets an error line)")
+    p.add_argument("input", metavar="INPUT", help="a .jsonl file of items, a datasets folder (save_to_disk), "
+                   "Parquet files (a file or a folder), or sample:NAME for a shipped hand-made sample in an adapter's "
+                   f"shape ({', '.join(n for n in ADAPTER_NAMES if n != 'lurch')})")
+    p.add_argument("--out", required=True, help="the JSON Lines file to write (new, or --overwrite)")
+    p.add_argument("--adapter", choices=ADAPTER_NAMES, default=None,
+                   help="the items' shape (default: a sample's own, else generic: context, evidence as spans or "
+                   "quotes, optional prompt and reasoning_graph; hotpotqa, babi, ruler; lurch: rows of `lurch "
+                   "materialize`)")
+    p.add_argument("--tokenizer", default="cl100k_base", help="the tokens scope, dispersion and context_tokens are "
+                   "counted in: cl100k_base (default, the reference our families use), a tokenizer folder or .gguf")
+    p.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_properties)
 
     p = sub.add_parser("report", help="turn sample logs of one or more models (lm-eval --log_samples, Inspect .eval, "
                        "lighteval --save-details) into a report: "

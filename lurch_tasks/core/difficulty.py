@@ -1,4 +1,5 @@
-"""LURCH difficulty properties (DESIGN 3.4): evidence scope, evidence dispersion, reasoning depth."""
+"""LURCH difficulty properties (DESIGN 3.4): evidence scope, evidence dispersion, reasoning depth, and the reasoning
+graph's width and step count (seed 004, appendix E)."""
 
 from __future__ import annotations
 
@@ -43,11 +44,9 @@ def evidence_dispersion(spans: Sequence[Span], total: int) -> float:
     return inside_gaps / non_evidence
 
 
-def reasoning_depth(nodes: Sequence[dict], edges: Sequence[Sequence[str]]) -> int:
-    """Most inference steps on any path of the reasoning graph (parallel lookups add no depth).
-
-    ``nodes`` carry ``id`` and ``kind`` (``evidence`` | ``step`` | ``answer``); only ``step`` nodes count.
-    """
+def _predecessors(nodes: Sequence[dict], edges: Sequence[Sequence[str]]) -> tuple[dict[str, str], list[str],
+                                                                               dict[str, list[str]]]:
+    """(kind per node, a topological order, predecessors per node); a ValueError for a cycle."""
     kinds = {node["id"]: node["kind"] for node in nodes}
     predecessors: dict[str, list[str]] = {node: [] for node in kinds}
     for src, dst in edges:
@@ -57,11 +56,40 @@ def reasoning_depth(nodes: Sequence[dict], edges: Sequence[Sequence[str]]) -> in
         order = list(TopologicalSorter(predecessors).static_order())
     except CycleError as err:
         raise ValueError("reasoning_graph: the graph has a cycle; it must be a DAG") from err
+    return kinds, order, predecessors
+
+
+def reasoning_depth(nodes: Sequence[dict], edges: Sequence[Sequence[str]]) -> int:
+    """Most inference steps on any path of the reasoning graph (parallel lookups add no depth).
+
+    ``nodes`` carry ``id`` and ``kind`` (``evidence`` | ``step`` | ``answer``); only ``step`` nodes count.
+    """
+    kinds, order, predecessors = _predecessors(nodes, edges)
     best: dict[str, int] = {}
     for node in order:  # longest path: any topological order gives the same maximum
         incoming = max((best[p] for p in predecessors[node]), default=0)
         best[node] = incoming + (1 if kinds.get(node) in STEP_KINDS else 0)
     return max(best.values(), default=0)
+
+
+def reasoning_width(nodes: Sequence[dict], edges: Sequence[Sequence[str]]) -> int:
+    """The most steps that can run side by side: step nodes grouped by their level (the most steps on a path
+    ending at them), the largest group. A chain has width 1; two lookups combined by a third step, width 2."""
+    kinds, order, predecessors = _predecessors(nodes, edges)
+    level: dict[str, int] = {}
+    for node in order:
+        incoming = max((level[p] for p in predecessors[node]), default=0)
+        level[node] = incoming + (1 if kinds.get(node) in STEP_KINDS else 0)
+    counts: dict[int, int] = {}
+    for node, kind in kinds.items():
+        if kind in STEP_KINDS:
+            counts[level[node]] = counts.get(level[node], 0) + 1
+    return max(counts.values(), default=0)
+
+
+def step_count(nodes: Sequence[dict]) -> int:
+    """How many inference steps the reasoning graph holds (its ``step`` nodes), dependent or not."""
+    return sum(1 for node in nodes if node["kind"] in STEP_KINDS)
 
 
 def length_bin(target_tokens: int, context_tokens: int) -> int:
