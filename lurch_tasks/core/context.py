@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .difficulty import evidence_dispersion, evidence_scope
+from .difficulty import evidence_dispersion, evidence_scope, reasoning_width, step_count
 from .tokens import token_spans
 
 
@@ -74,7 +74,7 @@ def laid_end_to_end(starts: Sequence[np.ndarray], lengths: Sequence[int]) -> np.
 
 
 def lurch_difficulty(encoding, context_start: int, context: str, target_tokens: int, evidence: EvidenceMeasures,
-                     depth: int) -> dict:
+                     depth: int, graph: tuple[Sequence[dict], Sequence[Sequence[str]]]) -> dict:
     """The difficulty fields every family records, in one order: the context's and prompt's tokens (as the
     model reads them), the token target, the LURCH evidence scope and dispersion (reference tokens and
     characters) and the reasoning depth. ``encoding`` is the prompt's (``PromptEncoding``)."""
@@ -88,4 +88,6 @@ def lurch_difficulty(encoding, context_start: int, context: str, target_tokens: 
         "evidence_scope_chars": evidence.scope_chars,
         "evidence_dispersion_chars": evidence.dispersion_chars,
         "reasoning_depth": depth,
+        "reasoning_width": reasoning_width(*graph),
+        "step_count": step_count(graph[0]),
     }

@@ -26,7 +26,7 @@ from .prompt import CODE_OPEN, HEADS, code_context, render_prompt, render_questi
 from .words import VOCABULARY, fresh_words, statements
 
 FAMILY = "discovery"
-VERSION = "0.1.0"
+VERSION = "0.2.0"  # 0.2.0: difficulty records reasoning_width and step_count
 # The request style is what a matched pair compares: it is left out of the instance seed, so the text and the
 # answer are the same in both rows.
 COMPARED_KNOBS = ("request",)
@@ -255,9 +255,9 @@ def generate(config: DiscoveryConfig, seed: int, split: str, index: int, config_
     evidence = measure_evidence(meter.reference_starts(prompt), context_start, len(context), layout.evidence_chars)
     starts = [span["token_start"] for span in evidence.spans]
     separation = starts[-1] - starts[0] if len(starts) > 1 else evidence.context_ref_tokens - starts[0]
-    depth = reasoning_depth(layout.nodes, layout.edges)
+    graph = (layout.nodes, layout.edges)
     difficulty = {
-        **lurch_difficulty(encoding, context_start, context, cell.length, evidence, depth),
+        **lurch_difficulty(encoding, context_start, context, cell.length, evidence, reasoning_depth(*graph), graph),
         "kind": config.kind,
         "method": cell.method,
         "distance": getattr(cell, "distance", 0.0),

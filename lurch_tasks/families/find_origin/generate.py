@@ -31,7 +31,7 @@ from .lines import (
 from .prompt import PROMPT_HEAD, parse_line, render_line, render_prompt, render_question
 
 FAMILY = "find_the_origin"
-VERSION = "2.3.0"
+VERSION = "2.4.0"  # 2.4.0: difficulty records reasoning_width and step_count
 # Knobs that studies compare: left out of the instance seed, so the target chain and word stream stay fixed.
 COMPARED_KNOBS = ("arrangement", "target_position")
 
@@ -117,7 +117,7 @@ def generate(config: FindOriginConfig, seed: int, split: str, index: int, config
     separations = [abs(b - a) for a, b in zip(link_token_starts, link_token_starts[1:], strict=False)]
     difficulty = {
         **lurch_difficulty(encoding, context_start, context, target_tokens, evidence,
-                           reasoning_depth(nodes, edges)),
+                           reasoning_depth(nodes, edges), (nodes, edges)),
         "d": cell.d,
         "chain_length": cell.chain_length,
         "num_lines": num_lines,

@@ -38,7 +38,7 @@ from .world import (
 
 FAMILY = "graph_reconstruction"
 NO_CONNECTIONS = "none"  # answer_text of a zero-gold control; the scorer accepts any way of saying none
-VERSION = "2.4.0"
+VERSION = "2.5.0"  # 2.5.0: difficulty records reasoning_width and step_count
 # Knobs that studies compare: left out of the instance seed, so the world, the sampled units and the
 # distractors stay the same when only one of them changes (matched pairs).
 # zero_gold only appends control docs: its grid docs are those of the config without it.
@@ -415,7 +415,7 @@ def _instance(config: GraphConfig, config_name: str, seed: int, world_seed: int,
     nodes, edges = _reasoning_graph(gold, world, sentence_span)
     difficulty = {
         **lurch_difficulty(encoding, context_start, context, cell.context_tokens, evidence,
-                           reasoning_graph_depth(gold)),
+                           reasoning_graph_depth(gold), (nodes, edges)),
         "connections": cell.connections,
         "gold_edges": len(gold),
         "num_people": len(order),

@@ -66,7 +66,7 @@ from .questions import (
 from .schema import BY_ID, COMPARE_RELATIONS, COUNT_RELATIONS, PLURALS, YEAR
 
 FAMILY = "implicit_hop"
-VERSION = "0.6.0"
+VERSION = "0.7.0"  # 0.7.0: difficulty records reasoning_width and step_count
 VOCABULARY = ("english_words.txt", "last_names.txt", "first_names.txt", "cities.txt")  # names avoid these
 COMPARED_KNOBS = ("evidence_order", "question_style")
 LINE_SEPARATOR = "\n"
@@ -854,7 +854,7 @@ def _instance(config, config_name, seed, split, index, cell, kb, question_drawn,
     answer_format, answer, answers = answer_of(kb, question_drawn, missing is not None)
     difficulty = {
         **lurch_difficulty(encoding, context_start, context, cell.context_tokens, evidence,
-                           reasoning_depth(nodes, edges)),
+                           reasoning_depth(nodes, edges), (nodes, edges)),
         "depth": cell.depth,
         "facts": cell.facts,
         "dispersion_target": cell.dispersion,

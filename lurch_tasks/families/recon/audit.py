@@ -94,7 +94,8 @@ def proof_problems(row: dict) -> list[str]:
             problems.append(f"proof trace: edge {u}->{v} names a node that does not exist")
             continue
         dag.add_edge(u, v)
-        tu, tv = _stamp(texts[u]), _stamp(texts[v])
+        # a step reads the entry of its number (s12 reads e12): its time is that entry's
+        tu, tv = (_stamp(texts.get(f"e{n[1:]}", texts[n]) if n.startswith("s") else texts[n]) for n in (u, v))
         if tu is not None and tv is not None and tv < tu:
             problems.append(f"proof trace: edge {u}->{v} runs backwards in time")
     if not nx.is_directed_acyclic_graph(dag):

@@ -32,7 +32,7 @@ from .prompt import ABSTAIN, QUESTION_SEPARATOR, letters_for, prompt_head, rende
 from .questions import CATEGORIES, NUM_OPTIONS, Question, is_control_sample
 
 FAMILY = "recon"
-VERSION = "0.6.0"
+VERSION = "0.7.0"  # 0.7.0: a step per proof entry in the graph; reasoning_width and step_count
 VOCABULARY = ("recon_catalog.json", "english_words.txt", "last_names.txt", "first_names.txt", "cities.txt")
 COMPARED_KNOBS = ("variant",)
 # what a case does not depend on: every category, format and variant shares it
@@ -310,7 +310,7 @@ def generate(config: ReconConfig, seed: int, split: str, index: int, config_name
     nodes, edges = proof_graph(case, question, lines)
     depth = max((case.depths[row] for row in question.proof), default=0) + 1
     difficulty = {
-        **lurch_difficulty(encoding, context_start, context, cell.context_tokens, evidence, depth),
+        **lurch_difficulty(encoding, context_start, context, cell.context_tokens, evidence, depth, (nodes, edges)),
         "domain": cell.domain, "category": cell.category, "format": question.format, "variant": variant,
         "case_entries": len(case.entries), "chain_hops": question.params.get("hops", 0),
         "control": "abstain" if question.abstain else "none",
@@ -394,14 +394,18 @@ def reference_line_costs(lines: tuple[str, ...]) -> list[int]:
 
 def proof_graph(case: CaseFile, question: Question, lines) -> tuple[list[dict], list[list[str]]]:
     """The proof trace: one evidence node per entry the answer needs (its line as written, or its narrative
-    line for the closed-book variant), the provenance edges among them, and the answer."""
+    line for the closed-book variant), read by one step each; the steps follow the provenance edges among the
+    entries, and the last ones give the answer. (``reasoning_depth`` stays the entries' provenance depth in the
+    whole case, which may reach past the proof: docs/recon.md.)"""
     proof = sorted(question.proof)
     texts = lines if lines else case.lines
     nodes = [{"id": f"e{row}", "kind": "evidence", "text": texts[row]} for row in proof]
+    nodes += [{"id": f"s{row}", "kind": "step", "text": f"read entry {row}"} for row in proof]
     members = set(proof)
-    edges = [[f"e{u}", f"e{v}"] for u, v, _ in case.trace.edges if u in members and v in members]
+    edges = [[f"e{row}", f"s{row}"] for row in proof]
+    edges += [[f"s{u}", f"s{v}"] for u, v, _ in case.trace.edges if u in members and v in members]
     sinks = [row for row in proof if not any(u == row and v in members for u, v, _ in case.trace.edges)]
-    edges += [[f"e{row}", "answer"] for row in sinks]
+    edges += [[f"s{row}", "answer"] for row in sinks]
     nodes.append({"id": "answer", "kind": "answer", "text": answer_node_text(question)})
     return nodes, edges
 
