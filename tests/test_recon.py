@@ -258,7 +258,9 @@ def test_materialized_cases_are_stored_once_and_views_read_them(tmp_path):
     stored = sum(p.stat().st_size for p in (folder / "recon_all").glob("*.parquet"))
     raw_case = sum(len(c.encode()) for c in {row["context"] for row in loaded})  # each case's text once
     raw_rows = sum(len(row["context"].encode()) + len(row["prompt"].encode()) for row in loaded)
-    assert stored < raw_case < raw_rows / 20  # the folder holds less than the cases' text once, not 32 copies
+    # the folder holds the cases' text once, not 32 copies: less than two copies of it, with each row's own fields
+    # (question, evidence, proof graph, params) beside it
+    assert stored < 2 * raw_case < raw_rows / 10
     metadata = pq.read_metadata(next((folder / "recon_all").glob("*.parquet")))
     assert metadata.num_rows == 32
     docs = build_docs("recon_chain", dataset_path=str(folder))["test"]
