@@ -38,7 +38,7 @@ from statsmodels.genmod.generalized_linear_model import GLM
 from statsmodels.stats.multitest import multipletests
 from statsmodels.tools.sm_exceptions import PerfectSeparationWarning
 
-from .properties import INTERACTIONS, PREDICTORS
+from .properties import BY_NAME, INTERACTIONS, PREDICTORS
 
 OUTCOME, MODEL, TASK, INSTANCE = "outcome", "model", "task", "instance"
 REQUIRED: tuple[str, ...] = (OUTCOME, MODEL, TASK, INSTANCE, *(p.field for p in PREDICTORS))
@@ -85,6 +85,27 @@ class LengthByProperty:
 
 
 @dataclass(frozen=True)
+class Doubling:
+    """A property doubled (paper 004, table 7): the mean change in predicted score, in percentage points, over the
+    rows whose doubled value stays inside the analysed range (``share`` of the rows)."""
+
+    prop: str
+    contrast: Interval
+    share: float
+
+
+@dataclass(frozen=True)
+class CalibrationBin:
+    """Rows whose predicted score falls in [low, high): their mean prediction and mean observed outcome (G.1)."""
+
+    low: float
+    high: float
+    n: int
+    predicted: float
+    observed: float
+
+
+@dataclass(frozen=True)
 class Scale:
     """A property's raw (centred log) distribution over the analysed rows."""
 
@@ -104,6 +125,7 @@ class Design:
     y: np.ndarray
     groups: np.ndarray  # integer cluster codes of the instance column
     scales: tuple[Scale, ...]  # the properties kept in x
+    values: Mapping[str, np.ndarray]  # per kept property: its recorded value on each analysed row (doubling)
     standardized: bool
     n_models: int
     n_tasks: int
@@ -123,6 +145,8 @@ class GlmFit:
     length_by_property: tuple[LengthByProperty, ...]
     scales: tuple[Scale, ...]
     notes: tuple[str, ...]
+    doublings: tuple[Doubling, ...] = ()  # main fits: each property doubled
+    calibration: tuple[CalibrationBin, ...] = ()  # main fits: predicted vs observed, by predicted decile bin
 
     @property
     def fitted(self) -> bool:
@@ -246,7 +270,9 @@ def _design(frame: pd.DataFrame, *, standardize: bool, interactions: bool, singl
     x = pd.DataFrame({name: columns[name] for name in keep}, index=data.index)
     return Design(x=x, kinds=tuple(kinds[name] for name in keep), y=y,
                   groups=pd.factorize(data[INSTANCE])[0].astype(np.int64),
-                  scales=tuple(s for s in scales if s.name in keep), standardized=standardize,
+                  scales=tuple(s for s in scales if s.name in keep),
+                  values={s.name: data[BY_NAME[s.name].field].to_numpy(dtype=float) for s in scales if s.name in keep},
+                  standardized=standardize,
                   n_models=n_levels[MODEL], n_tasks=n_levels[TASK], notes=tuple(notes))
 
 
@@ -343,13 +369,17 @@ def _fit(frame: pd.DataFrame, *, standardize: bool, label: str, interactions: bo
     estimate, fit_notes = _estimate(design)
     terms: tuple[Term, ...] = ()
     by_property: tuple[LengthByProperty, ...] = ()
+    doublings: tuple[Doubling, ...] = ()
+    calibration: tuple[CalibrationBin, ...] = ()
     if estimate is not None:
         terms = _terms(design, estimate)
         by_property = _length_by_property(design, estimate) if interactions else ()
+        if not interactions:
+            doublings, calibration = _doublings(design, estimate), _calibration(design, estimate)
     return GlmFit(label=label, spec="interactions" if interactions else "main", standardized=standardize,
                   n_rows=len(design.y), n_clusters=len(np.unique(design.groups)), n_models=design.n_models,
                   n_tasks=design.n_tasks, terms=terms, length_by_property=by_property, scales=design.scales,
-                  notes=design.notes + tuple(fit_notes))
+                  notes=design.notes + tuple(fit_notes), doublings=doublings, calibration=calibration)
 
 
 def _estimate(design: Design) -> tuple[_Estimate | None, list[str]]:
@@ -473,6 +503,55 @@ def _contrast(design: Design, est: _Estimate, parts: Sequence[tuple[float, Mappi
     return Interval(estimate=100.0 * value, se=se, low=100.0 * value - Z95 * se, high=100.0 * value + Z95 * se)
 
 
+CALIBRATION_BINS = 10
+
+
+def _doublings(design: Design, est: _Estimate) -> tuple[Doubling, ...]:
+    """Each property doubled on every row where twice its value is still inside the analysed range (the paper's
+    doubling contrasts cover such rows only), every other term at the row's own values."""
+    out = []
+    for scale in design.scales:
+        predictor, values = BY_NAME[scale.name], design.values[scale.name]
+        eligible = (values > 0) & (2.0 * values <= values.max())  # doubling 0 changes nothing
+        if not eligible.any():
+            continue
+        doubled = np.fromiter((predictor.raw(2.0 * v) for v in values[eligible]), dtype=float)
+        column = (doubled - scale.mean) / scale.sd if design.standardized else doubled
+        base = design.x[eligible]
+        changed = base.copy()
+        changed[scale.name] = column
+        for name in changed.columns:  # interaction columns follow the doubled property
+            parts = name.split(":")
+            if len(parts) == 2 and scale.name in parts:
+                changed[name] = changed[parts[0]] * changed[parts[1]]
+        out.append(Doubling(scale.name, _paired_contrast(base.to_numpy(), changed.to_numpy(), est),
+                            float(eligible.mean())))
+    return tuple(out)
+
+
+def _paired_contrast(before: np.ndarray, after: np.ndarray, est: _Estimate) -> Interval:
+    """``100 * mean_i (P(after_i) - P(before_i))`` with its delta-method interval."""
+    p_before, p_after = _logistic(before @ est.params), _logistic(after @ est.params)
+    value = float((p_after - p_before).mean())
+    gradient = ((p_after * (1 - p_after)) @ after - (p_before * (1 - p_before)) @ before) / len(p_before)
+    se = math.sqrt(max(float(gradient @ est.cov @ gradient), 0.0)) * 100.0
+    return Interval(estimate=100.0 * value, se=se, low=100.0 * value - Z95 * se, high=100.0 * value + Z95 * se)
+
+
+def _calibration(design: Design, est: _Estimate) -> tuple[CalibrationBin, ...]:
+    """Predicted scores in ten equal-width bins of [0, 1], each with its rows' mean prediction and outcome."""
+    predicted = _logistic(design.x.to_numpy() @ est.params)
+    edges = np.linspace(0.0, 1.0, CALIBRATION_BINS + 1)
+    which = np.clip(np.searchsorted(edges, predicted, side="right") - 1, 0, CALIBRATION_BINS - 1)
+    out = []
+    for b in range(CALIBRATION_BINS):
+        rows = which == b
+        if rows.any():
+            out.append(CalibrationBin(float(edges[b]), float(edges[b + 1]), int(rows.sum()),
+                                      float(predicted[rows].mean()), float(design.y[rows].mean())))
+    return tuple(out)
+
+
 def _set_properties(x: pd.DataFrame, setting: Mapping[str, float]) -> np.ndarray:
     """The design with the given properties at fixed values for every row and its interaction columns recomputed."""
     out = x.copy()
@@ -529,6 +608,18 @@ def _length_rows(fit: GlmFit) -> list[dict]:
                          "coef": None, "se": None, "ci_low": None, "ci_high": None, "p": None, "p_holm": None,
                          **_interval_cells(interval)})
     return rows
+
+
+def doubling_rows(fit: GlmFit) -> list[dict]:
+    """One row per property of a main fit: the doubling contrast (pp, 95% CI) and the share of rows it covers."""
+    return [{"label": fit.label, "term": d.prop, "share": _num(d.share, 3), "doubling_pp": _num(d.contrast.estimate, 2),
+             "doubling_low": _num(d.contrast.low, 2), "doubling_high": _num(d.contrast.high, 2)}
+            for d in fit.doublings]
+
+
+def calibration_rows(fit: GlmFit) -> list[dict]:
+    return [{"label": fit.label, "bin_low": _num(b.low, 2), "bin_high": _num(b.high, 2), "n": b.n,
+             "predicted": _num(b.predicted, 4), "observed": _num(b.observed, 4)} for b in fit.calibration]
 
 
 def _fit_row(name: str, fit: GlmFit) -> dict:

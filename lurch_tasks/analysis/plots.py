@@ -299,6 +299,28 @@ def forest(terms: pd.DataFrame, title: str, colors: dict[str, str]) -> bytes:
 
 
 @plain_text
+def calibration(bins: pd.DataFrame, title: str) -> bytes:
+    """The GLM's calibration (paper 004, figure 10): mean observed outcome against mean prediction per predicted-score
+    bin, markers sized by the bin's rows, with the diagonal a calibrated model lies on."""
+    plt = _pyplot()
+    figure, axis = plt.subplots(figsize=(4.8, 4.4), layout="constrained")
+    (diagonal,) = axis.plot([0, 1], [0, 1], color="grey", linewidth=0.8, linestyle="--", label="calibrated")
+    sizes = 20 + 180 * bins["n"] / max(1, int(bins["n"].max()))
+    points = axis.scatter(bins["predicted"], bins["observed"], s=sizes, color="black", zorder=3,
+                          label="bins (size: rows)")
+    for row in bins.itertuples():
+        axis.annotate(str(row.n), (row.predicted, row.observed), textcoords="offset points", xytext=(5, -10),
+                      fontsize=7, color="dimgrey")
+    axis.set_xlim(0, 1)
+    axis.set_ylim(0, 1)
+    axis.set_xlabel("mean predicted score")
+    axis.set_ylabel("mean observed outcome")
+    axis.set_title(title, fontsize=10)
+    _outside_legend(figure, [diagonal, points])
+    return _png(figure)
+
+
+@plain_text
 def bars(table: pd.DataFrame, category: str, value: str, title: str, colors: dict[str, str]) -> bytes:
     """A value per category, one bar group per model (RECON failure modes)."""
     plt = _pyplot()

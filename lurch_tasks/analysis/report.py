@@ -467,6 +467,11 @@ def glm_section(frame: pd.DataFrame, options: Options) -> Section:
                                   plots.forest(properties, "LURCH GLM: interquartile contrasts (black: all models)",
                                                _colors(frame)),
                                   "few docs per task: see the warning above" if warnings else ""))
+    calibration = tables.get("glm_calibration")
+    if calibration is not None and not calibration.empty:
+        figures.append(Figure("glm_calibration", "Calibration of the GLM (all models): the mean observed outcome "
+                              "against the mean predicted score in each tenth of [0, 1]; a calibrated model lies on "
+                              "the diagonal.", plots.calibration(calibration, "LURCH GLM: calibration")))
     return Section("glm", "LURCH GLM",
                    "Fractional logit (binomial family, logit link; the response is the score clipped to [0, 1]) with "
                    "standardised log predictors (context length, evidence scope, evidence dispersion, reasoning "
@@ -475,7 +480,14 @@ def glm_section(frame: pd.DataFrame, options: Options) -> Section:
                    "Contrasts are the mean change in predicted score between a property's 75th and 25th "
                    "percentile, in percentage points. The raw-scale fits (per e-fold of each property, centred at "
                    "4,096 tokens, scope 1%, dispersion 0.5, depth 2) give coefficients on the scale lurch-simulated "
-                   "takes. Notes: one line per fit, what it could not estimate and why.",
+                   "takes. Doubling contrasts (glm_doubling, paper table 7) are the mean change in predicted score "
+                   "when a property doubles, over the rows where twice its value is still inside the analysed range "
+                   "(share). glm_calibration bins the predictions (appendix G.1); glm_leave_one_task_out refits the "
+                   "raw-scale model without each task and says whether each coefficient stays inside the full "
+                   "fit's 95% CI (G.4); rq3_compounding groups the docs by how many of scope, dispersion and depth "
+                   "are above their task's median and whether any is above its 90th percentile, each group's score "
+                   "read against its task-model-length mean (RQ3). Notes: one line per fit, what it could not "
+                   "estimate and why.",
                    tables=tuple(tables.items()), figures=tuple(figures), notes=tuple(notes),
                    warnings=tuple(warnings))
 
@@ -483,7 +495,9 @@ def glm_section(frame: pd.DataFrame, options: Options) -> Section:
 def glm_tables(frame: pd.DataFrame) -> tuple[dict[str, pd.DataFrame], list[str]]:
     """The paper's standardised fits (all models, interactions, per model) and the raw-scale fits, as tables; and
     every fit's notes folded into one line per fit (``fold_notes``), also the ``note`` column of ``glm_fits``."""
-    from .glm import fit_interactions, fit_main, fit_table, lurch_glm
+    from .compounding import compounding_table
+    from .glm import calibration_rows, doubling_rows, fit_interactions, fit_main, fit_table, lurch_glm
+    from .stability import leave_one_task_out
 
     report = lurch_glm(frame)
     raw_main, raw_interactions = fit_main(frame, standardize=False), fit_interactions(frame, standardize=False)
@@ -491,6 +505,11 @@ def glm_tables(frame: pd.DataFrame) -> tuple[dict[str, pd.DataFrame], list[str]]
     tables = {name: pd.DataFrame(rows[name]) for name in ("glm_main", "glm_interactions", "glm_per_model", "glm_fits")}
     tables["glm_raw_main"] = pd.DataFrame(fit_table(raw_main))
     tables["glm_raw_interactions"] = pd.DataFrame(fit_table(raw_interactions))
+    tables["glm_doubling"] = pd.DataFrame([row for fit in (report.main, *report.per_model)
+                                           for row in doubling_rows(fit)])
+    tables["glm_calibration"] = pd.DataFrame(calibration_rows(report.main))
+    tables["glm_leave_one_task_out"] = leave_one_task_out(frame)
+    tables["rq3_compounding"] = compounding_table(frame)
     grouped: dict[tuple[str, str], list[str]] = {}
     for row in rows["glm_notes"]:
         grouped.setdefault((str(row["label"]), str(row["fit"])), []).append(str(row["note"]))
