@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import gc
 import math
 import re
 import sys
@@ -625,30 +626,42 @@ def _namespace() -> dict:
     return {"__builtins__": allowed, "__name__": "generated"}
 
 
+GENERATED = "<generated>"  # the file name the module is compiled under (``measure_costs``)
+
+
 def operation_count(function: Callable, args: tuple) -> int:
-    """Traced line events in every frame (the function, the instrumented inputs' methods) plus the tally."""
+    """Traced line events in the generated module's frames and the instrumented inputs' methods (this file), plus the
+    tally. Other code that happens to run meanwhile (a finalizer, a weakref callback) is not counted, and the
+    garbage collector waits until the call returns, so a count is the same on every run."""
     lines = 0
+    counted = (GENERATED, __file__)
 
     def tracer(frame, event, arg):
         nonlocal lines
+        if frame.f_code.co_filename not in counted:
+            return None  # not our code: no line events from this frame
         if event == "line":
             lines += 1
         return tracer
 
     _Tally.ops = 0
     previous = sys.gettrace()
+    collecting = gc.isenabled()
+    gc.disable()
     sys.settrace(tracer)
     try:
         function(*args)
     finally:
         sys.settrace(previous)
+        if collecting:
+            gc.enable()
     return lines + _Tally.ops
 
 
 def measure_costs(module: CodeModule, n: int = SMALL_N) -> dict[str, tuple[int, int]]:
     """Operations of every function at input sizes n and GROWTH_FACTOR * n, in a fresh namespace."""
     namespace = _namespace()
-    exec(compile(module.source, "<generated>", "exec"), namespace)  # noqa: S102 - our own generated module
+    exec(compile(module.source, GENERATED, "exec"), namespace)  # noqa: S102 - our own generated module
     costs = {}
     for function in module.functions:
         build = INPUT_BUILDERS[function.inputs]
