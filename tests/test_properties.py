@@ -165,8 +165,7 @@ def test_the_command_writes_one_line_per_item_and_names_the_errors(tmp_path):
 
 def test_our_materialized_rows_measure_as_stored(tmp_path):
     """Every default config's rows through `lurch properties --adapter lurch`: the token and character measures and
-    the graph's depth, width and step count equal the stored ones exactly (RECON's stored depth is its provenance
-    depth in the whole case, which can reach past its proof graph: not compared)."""
+    the graph's depth, width and step count equal the stored ones exactly, in every family."""
     from lurch_tasks.core.registry import all_tasks
 
     configs = sorted({task.stored_as or task.name for task in all_tasks() if task.in_suite})
@@ -189,8 +188,8 @@ def test_our_materialized_rows_measure_as_stored(tmp_path):
         for row in stored:
             got = measured[row["id"]]
             fields = ["context_tokens", "context_chars", "evidence_scope", "evidence_dispersion",
-                      "evidence_scope_chars", "evidence_dispersion_chars", "reasoning_width", "step_count"]
-            fields += ["reasoning_depth"] if row["family"] != "recon" else []
+                      "evidence_scope_chars", "evidence_dispersion_chars", "reasoning_depth", "reasoning_width",
+                      "step_count"]
             assert {f: got[f] for f in fields} == {f: row["difficulty"][f] for f in fields}, (name, row["id"])
             compared += 1
     assert compared == 3 * len(configs)

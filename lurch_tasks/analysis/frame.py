@@ -27,6 +27,7 @@ from ..core.registry import get_family
 from ..core.text import printable
 from ..scoring import headline
 from ..scoring.judge import JudgeConfig, ask_judge
+from ..scoring.repeats import mean_scores
 from .runs import Run, Sample, iter_samples, version_problem
 
 # The negative controls' metrics (harness.metrics.SPARSE_METRICS): reported by the control docs only.
@@ -42,11 +43,20 @@ class Loaded:
     coverage: tuple[tuple[str, str], ...] = ()  # (model, "3 of 4 families (...); lengths ...") for its findings card
 
 
+def _with_accuracy(metrics: dict) -> dict:
+    """A family without its own ``accuracy`` counts an answer right when its score is 1."""
+    return metrics if "accuracy" in metrics else {**metrics, "accuracy": 1.0 if float(metrics["score"]) >= 1 else 0.0}
+
+
 def score_sample(sample: Sample, judge: JudgeConfig | None = None) -> dict:
-    """One row: the sample's keys, the current scorer's metrics and the doc's recorded properties."""
+    """One row: the sample's keys, the current scorer's metrics and the doc's recorded properties. A doc answered
+    several times (``repeats``) is one row: its metrics, and the GLM's outcome, are the mean over its answers (as the
+    LURCH paper averages three sampled answers per question); the failure modes are the first answer's."""
     doc = sample.doc
     family = get_family(doc["family"])
-    metrics = family.score(doc, sample.output)
+    answers = sample.outputs or (sample.output,)  # several answers (``repeats``): each scored, the metrics averaged
+    scored = [_with_accuracy(family.score(doc, answer)) for answer in answers]
+    metrics = mean_scores(scored)
     score = float(metrics["score"])
     row: dict = {"model": sample.model, "task": sample.task, "family": doc["family"], "instance": doc["id"],
                  "index": int(doc["index"]), "answer_format": doc["answer_format"],
@@ -56,9 +66,8 @@ def score_sample(sample: Sample, judge: JudgeConfig | None = None) -> dict:
     for name in CONTROL_METRICS:  # the negative controls' own metrics: NaN on every other doc
         value = metrics.get(name)
         row[name] = float(value) if value is not None else float("nan")
-    if "accuracy" not in metrics:
-        row["accuracy"] = 1.0 if score >= 1.0 else 0.0
-    row["outcome"] = min(1.0, max(0.0, score))
+    row["outcome"] = sum(min(1.0, max(0.0, float(m["score"]))) for m in scored) / len(scored)
+    row["answers"] = len(answers)
     row["normalized_score"] = headline.normalized(doc, score)
     row["balance_key"] = headline.balance_key(doc)
     row["length"] = int(float(family.bin_keys(doc)["length"]))

@@ -80,6 +80,7 @@ class Sample:
     source: str  # "file:line", for messages
     account: tuple[tuple[str, float], ...] = ()  # a lurch-rag doc's account (``systems.ACCOUNT_KEYS``), else ()
     claimed: tuple[tuple[str, float], ...] = ()  # Inspect / lighteval: the doc's metrics as the log records them
+    outputs: tuple[str, ...] = ()  # every answer when the run asked for several per doc (``repeats``); else ()
 
 
 def _stamp_of(path: Path) -> tuple[str, str | None] | None:
@@ -298,6 +299,18 @@ def harness_docs(run: Run) -> Iterator[harness_logs.LoggedDoc]:
             yield from harness_logs.lighteval_docs(path, MAX_LINE_BYTES)
 
 
+def raw_outputs(record: dict) -> list[str]:
+    """Every raw answer of one logged sample: lm-eval logs ``resps`` as one list per request, holding one answer per
+    repeat (``repeats``); a ValueError when they are not strings."""
+    resps = record.get("resps")
+    answers = resps[0] if isinstance(resps, list) and resps and isinstance(resps[0], list) else None
+    if answers is None or len(answers) < 2:
+        return [raw_output(record)]
+    if not all(isinstance(a, str) for a in answers):
+        raise ValueError(f"field 'resps' is {_shown(resps)}; allowed: lm-eval's list of response strings")
+    return list(answers)
+
+
 def raw_output(record: dict) -> str:
     """The raw model output of one logged sample (``resps`` before lm-eval's filters); a ValueError when the
     record holds something other than lm-eval's (nested) list of response strings."""
@@ -473,11 +486,12 @@ def _lm_eval_samples(run: Run, foreign: set[str] | None) -> Iterator[Sample]:
             first = False
             check_doc(doc, where)
             try:
-                output = raw_output(record)
+                outputs = raw_outputs(record)
             except ValueError as error:
                 raise ValueError(f"{where}: {error}") from None
             account = tuple(account_of(record).items()) if run.system_family != LONG_CONTEXT else ()
-            yield Sample(run.model, logged_task(task, doc), doc, output, where, account)
+            yield Sample(run.model, logged_task(task, doc), doc, outputs[0], where, account,
+                         outputs=tuple(outputs) if len(outputs) > 1 else ())
         if not ours and foreign is not None:
             foreign.add(task)
 

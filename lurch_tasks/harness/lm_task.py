@@ -15,6 +15,7 @@ from lm_eval.api.group import Group
 from lm_eval.api.task import ConfigurableTask
 
 from .fit import Unfit, skip_or_fail
+from .metadata import repeats_of
 from .rag_units import RAG_METRICS, RECORD_KEY
 
 SKIPPED = "skipped"  # the results entry of a skipped task: {"alias", "name", "skipped": "window 8192 < 16384+1024"}
@@ -55,6 +56,9 @@ class LurchTask(ConfigurableTask):
     def __init__(self, config: dict | None = None, *args: Any, **kwargs: Any) -> None:
         # lm-eval hands its task class the YAML's whole config, `class` key included; TaskConfig does not take it.
         config = {k: v for k, v in (config or {}).items() if k != "class"}
+        repeats = repeats_of(config.get("metadata") or {})
+        if repeats > 1:  # N answers per doc, every one kept (lm-eval's default filter keeps only the first)
+            config = {**config, "repeats": repeats, "filter_list": [{"name": "none", "filter": []}]}
         self._rag_reported: set[str] = set()
         super().__init__(*args, config=config, **kwargs)
 

@@ -22,7 +22,7 @@ from .window import as_bool
 # Harness-level knob names -> config fields (RULER's name for the length axis).
 ALIASES = {"max_seq_lengths": "context_tokens"}
 HARNESS_KEYS = ("seed", "split", "tokenizer", "dataset_path", "max_gen_toks", "max_model_len", "strict", "max_docs",
-                "think_end_token", "gen_profile", "bins")
+                "think_end_token", "gen_profile", "bins", "repeats")
 # Generation profiles (``gen_profile``): the budget a profile gives every task. ``reasoning`` leaves a thinking model
 # room to think before its answer line (lm-eval issue 3377: graphwalks needed 16k for reasoning models).
 GEN_PROFILES = {"default": None, "reasoning": 16384}
@@ -71,6 +71,8 @@ def parse_metadata(config_type: type, metadata: Mapping[str, Any]) -> TaskReques
             max_docs = _as_int("max_docs", value) if value not in (None, "") else None
         elif key in ("max_model_len", "think_end_token"):
             continue  # read by window.model_window / stamped on the docs by tasks.build_docs
+        elif key == "repeats":
+            repeats_of(metadata)  # checked here; read by lm_task.LurchTask, which asks the model for N answers
         elif key == "split":
             split = str(value)
         elif key == "dataset_path":
@@ -105,6 +107,15 @@ def parse_metadata(config_type: type, metadata: Mapping[str, Any]) -> TaskReques
     if max_gen_toks is None:
         max_gen_toks = GEN_PROFILES[gen_profile]
     return TaskRequest(overrides, seed, split, dataset_path, max_gen_toks, strict, max_docs, gen_profile, bins)
+
+
+def repeats_of(metadata: Mapping[str, Any]) -> int:
+    """How many answers per doc the run asks for (``repeats``, default 1)."""
+    value = metadata.get("repeats", 1)
+    count = _as_int("repeats", value) if value not in (None, "") else 1
+    if count < 1:
+        raise ConfigError(f"repeats: {value!r} is not allowed; allowed: a whole number of answers per doc, 1 or more")
+    return count
 
 
 def _as_int(field: str, value: Any) -> int:

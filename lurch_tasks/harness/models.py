@@ -132,8 +132,11 @@ class SimulatedLM(_PromptOnlyLM):
     def probability(self, doc: dict) -> float:
         return logistic(linear_predictor(self.intercept, self.coefficients, doc["difficulty"]))
 
-    def answer_doc(self, doc: dict, prompt: str) -> str:
-        draw = StableRng(derive_seed("lurch-simulated", self.seed, doc["id"])).uniform()
+    def answer_doc(self, doc: dict, prompt: str, repeat: int = 0) -> str:
+        """The answer to ``doc``; ``repeat`` k > 0 (the k-th extra answer to the same doc, ``repeats``) is a draw of
+        its own, as a sampling model's would be."""
+        keys = (self.seed, doc["id"]) if repeat == 0 else (self.seed, doc["id"], repeat)
+        draw = StableRng(derive_seed("lurch-simulated", *keys)).uniform()
         if draw < self.probability(doc):
             return solve_prompt(prompt)
         family = get_family(doc["family"])
@@ -144,8 +147,13 @@ class SimulatedLM(_PromptOnlyLM):
         return ""
 
     def generate_until(self, requests, disable_tqdm: bool = False) -> list[str]:
-        return [self.answer_doc(req.doc, req.args[0]) for req in tqdm(requests, disable=disable_tqdm,
-                                                                       desc=type(self).__name__)]
+        seen: dict[str, int] = {}  # lm-eval's repeats send one request per answer: count them per doc
+        answers = []
+        for req in tqdm(requests, disable=disable_tqdm, desc=type(self).__name__):
+            repeat = seen.get(req.doc["id"], 0)
+            seen[req.doc["id"]] = repeat + 1
+            answers.append(self.answer_doc(req.doc, req.args[0], repeat))
+        return answers
 
 
 def _refuse_seed(arg_dict: dict) -> None:

@@ -19,6 +19,7 @@ from ..core.private import mask_row, private_seed
 from ..core.registry import get_family, get_task
 from ..core.rng import canonical_json
 from ..scoring import headline
+from ..scoring.repeats import answers_of, mean_scores
 from .fit import record_lengths
 from .metadata import parse_metadata
 from .metrics import BINNED_METRICS, HEADLINE, SPARSE_METRICS, doc_metric_names
@@ -295,10 +296,12 @@ def process_results(doc: dict, results: list[str], task_name: str | None = None,
     of the doc's config (``score@4096``, ``score@d=-5``): the doc's own bins carry its values, the others None, so
     each bin is averaged over its own docs (bin_mean) while every metric counts the same docs (lm-eval weights
     groups by one count per task). ``task_name`` is the lm-eval task whose YAML declares the metrics (default: the
-    doc's own task; a family task passes ``bins`` False: its YAML declares none)."""
-    output = results[0] if results else ""
+    doc's own task; a family task passes ``bins`` False: its YAML declares none). With several answers per doc
+    (``repeats``) each is scored and the metrics are their mean."""
+    answers = answers_of(results)  # one per repeat when the run keeps them all (``repeats``)
+    output = answers[0]
     family = get_family(doc["family"])
-    metrics = family.score(doc, output if isinstance(output, str) else str(output))
+    metrics = mean_scores([family.score(doc, a if isinstance(a, str) else str(a)) for a in answers])
     task_name = task_name or doc["task"]
     detail = bool(doc.get("bins")) and bins
     sparse = sparse_metrics(task_name)

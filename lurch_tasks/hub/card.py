@@ -57,8 +57,7 @@ DIFFICULTY_DOCS = {
     "evidence_dispersion": "non-evidence between first and last evidence / all non-evidence, reference tokens",
     "evidence_scope_chars": "evidence scope in characters",
     "evidence_dispersion_chars": "evidence dispersion in characters",
-    "reasoning_depth": "inference steps on the longest path of the reasoning graph (RECON: the provenance depth of "
-    "the proof's entries in the whole case)",
+    "reasoning_depth": "inference steps on the longest path of the reasoning graph",
     "reasoning_width": "the most inference steps at one level of the reasoning graph (steps that can run side by "
     "side)",
     "step_count": "inference steps in the reasoning graph, dependent or not",

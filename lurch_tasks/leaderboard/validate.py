@@ -351,7 +351,7 @@ def _sample_problem(sample, seen: set, seed: int, secret: int | None, pending: l
     tally.indices.add(doc["index"])
     if doc["family"] in {family.name for family in all_families()}:
         try:
-            tally.add(process_results(doc, [sample.output], sample.task))
+            tally.add(process_results(doc, [list(sample.outputs) or sample.output], sample.task))
         except Exception as error:  # noqa: BLE001  # a doc that passed no check yet may break any scorer
             return f"{where}: {problem or 'cannot be scored'} ({type(error).__name__})", True
     return (None if problem is None else f"{where}: {problem}"), True

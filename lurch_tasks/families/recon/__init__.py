@@ -220,7 +220,7 @@ register_family(
         token_target=token_target,
         knob_properties=(
             ("context_tokens", "`target_tokens`; `params.case_tokens` (the longest of the case's sixteen prompts)."),
-            ("min_hops / max_hops", "`chain_hops` (chain questions) and `reasoning_depth` (provenance depth)."),
+            ("min_hops / max_hops", "`chain_hops` (chain questions) and `provenance_depth` (provenance depth)."),
             ("variant", "`variant`: narrative, oracle (JSON entries) or closedbook (no case); same questions."),
             ("formats", "`format` (and `answer_format`): which quota slots each case asks."),
             ("(none)", "`header_anchor_uniqueness` / `timestamp_anchor_uniqueness`: the share of the question's gold "

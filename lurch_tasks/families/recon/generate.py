@@ -17,6 +17,7 @@ from ...core.budget import LineSum, joined_costs, newline_costs, prompt_meter, s
 from ...core.cells import pair_hash, setup_instance
 from ...core.config import config_to_dict
 from ...core.context import evidence_measures, line_char_spans, line_token_ranges, lurch_difficulty
+from ...core.difficulty import reasoning_depth
 from ...core.disk_cache import tokenizer_table
 from ...core.instance import Instance, instance_id
 from ...core.rng import StableRng, canonical_json, derive_seed
@@ -32,7 +33,8 @@ from .prompt import ABSTAIN, QUESTION_SEPARATOR, letters_for, prompt_head, rende
 from .questions import CATEGORIES, NUM_OPTIONS, Question, is_control_sample
 
 FAMILY = "recon"
-VERSION = "0.7.0"  # 0.7.0: a step per proof entry in the graph; reasoning_width and step_count
+VERSION = "0.8.0"  # 0.8.0: reasoning_depth is the proof graph's (provenance_depth keeps the case-wide one); 0.7.0:
+# a step per proof entry in the graph, reasoning_width and step_count
 VOCABULARY = ("recon_catalog.json", "english_words.txt", "last_names.txt", "first_names.txt", "cities.txt")
 COMPARED_KNOBS = ("variant",)
 # what a case does not depend on: every category, format and variant shares it
@@ -308,9 +310,11 @@ def generate(config: ReconConfig, seed: int, split: str, index: int, config_name
     chars = line_char_spans(lines, proof_rows, LINE_SEPARATOR)
     evidence = evidence_measures(token_ranges, total, len(context), chars)
     nodes, edges = proof_graph(case, question, lines)
-    depth = max((case.depths[row] for row in question.proof), default=0) + 1
     difficulty = {
-        **lurch_difficulty(encoding, context_start, context, cell.context_tokens, evidence, depth, (nodes, edges)),
+        **lurch_difficulty(encoding, context_start, context, cell.context_tokens, evidence,
+                           reasoning_depth(nodes, edges), (nodes, edges)),
+        # RECON's own measure: how far the proof's entries lie down the case's provenance chains (the whole case)
+        "provenance_depth": max((case.depths[row] for row in question.proof), default=0) + 1,
         "domain": cell.domain, "category": cell.category, "format": question.format, "variant": variant,
         "case_entries": len(case.entries), "chain_hops": question.params.get("hops", 0),
         "control": "abstain" if question.abstain else "none",
@@ -395,8 +399,8 @@ def reference_line_costs(lines: tuple[str, ...]) -> list[int]:
 def proof_graph(case: CaseFile, question: Question, lines) -> tuple[list[dict], list[list[str]]]:
     """The proof trace: one evidence node per entry the answer needs (its line as written, or its narrative
     line for the closed-book variant), read by one step each; the steps follow the provenance edges among the
-    entries, and the last ones give the answer. (``reasoning_depth`` stays the entries' provenance depth in the
-    whole case, which may reach past the proof: docs/recon.md.)"""
+    entries, and the last ones give the answer; its depth is ``reasoning_depth``. (``provenance_depth`` is the
+    entries' depth in the whole case, which may reach past the proof: docs/recon.md.)"""
     proof = sorted(question.proof)
     texts = lines if lines else case.lines
     nodes = [{"id": f"e{row}", "kind": "evidence", "text": texts[row]} for row in proof]
