@@ -284,3 +284,32 @@ def test_a_family_the_window_cannot_hold_is_left_out_and_the_report_says_so(tmp_
     (headline,) = load_runs(find_runs([tmp_path])).headlines
     assert headline.startswith("lurch-solver/x [inspect]: memory_drift = 1.000 over 4 of 5 families (recon skipped: "
                                "window 8192 < 16384+1024)"), headline
+
+
+def test_repeats_in_inspect_are_epochs_with_lm_evals_answers_and_scores(tmp_path):
+    """`--metadata '{"repeats": 3}'` in lm-eval and `-T repeats=3` (three epochs) in Inspect: lurch-simulated draws the
+    same three answers per doc in both, each doc's metrics are their mean, and the readers see three answers."""
+    from lurch_tasks.analysis.frame import load_runs
+
+    done = subprocess.run([str(BIN / "lurch"), "eval", "--model", "lurch-simulated", "--tasks", "implicit_hop_depth",
+                           "--limit", "6", "--metadata", json.dumps({"repeats": 3}), "--log_samples",
+                           "--output_path", str(tmp_path / "lm")], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    logs = inspect_ai.eval(["lurch_tasks/implicit_hop_depth"], model="lurch-simulated/x", display="none",
+                           task_args={"limit": 6, "repeats": 3}, log_dir=str(tmp_path / "inspect"))
+    assert [log.status for log in logs] == ["success"] and logs[0].eval.config.epochs == 3
+    frames = {name: load_runs(find_runs([tmp_path / name])).frame.set_index("instance") for name in ("lm", "inspect")}
+    lm, inspect = frames["lm"], frames["inspect"]
+    assert (lm["answers"] == 3).all() and (inspect["answers"] == 3).all() and len(lm) == 6
+    assert lm["score"].sort_index().tolist() == inspect["score"].sort_index().tolist()
+    assert set(lm["score"]) - {0.0, 1.0}  # some doc has both right and wrong answers: the three draws differ
+    (results,) = (tmp_path / "lm").rglob("results_*.json")
+    claimed = json.loads(results.read_text())["results"]["implicit_hop_depth"]
+    inspect_scores = {s.name: next(iter(s.metrics.values())).value for s in logs[0].results.scores}
+    assert inspect_scores["score"] == pytest.approx(claimed["score,none"], abs=1e-12)
+    assert inspect_scores["headline"] == pytest.approx(claimed["headline,none"], abs=1e-12)
+    submission = {**_declared("inspect"), "model": {"name": "lurch-simulated", "revision": __version__},
+                  "tasks": ["implicit_hop_depth"]}
+    (tmp_path / "inspect" / "submission.json").write_text(json.dumps(submission))
+    verdict = validate(tmp_path / "inspect")
+    assert verdict.ok and verdict.docs == 6, verdict.problems

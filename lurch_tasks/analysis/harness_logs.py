@@ -47,6 +47,7 @@ class LoggedDoc:
     where: str
     claimed: dict[str, float]
     sent: object = None
+    outputs: tuple = ()  # every answer of a doc run several times (Inspect epochs); () for one
 
 
 @dataclass(frozen=True)
@@ -137,9 +138,11 @@ def inspect_model_name(model: str) -> str:
 
 
 def inspect_docs(path: Path, line_limit: int) -> Iterator[LoggedDoc]:
-    """Every sample of one .eval file, in the order the file lists them."""
+    """Every sample of one .eval file, in the order the file lists them; a sample run for several epochs (``-T
+    repeats=N`` or ``--epochs N``) is one doc with every epoch's answer, its logged scores averaged."""
     with _zip(path) as archive:
         names = [info.filename for info in archive.infolist() if _INSPECT_SAMPLE.match(info.filename)]
+        epochs: dict[str, list[LoggedDoc]] = {}
         for name in names:
             where = f"{path}:{name}"
             record = _entry_json(archive, name, where, line_limit)
@@ -150,8 +153,23 @@ def inspect_docs(path: Path, line_limit: int) -> Iterator[LoggedDoc]:
                 raise ValueError(f"{where}: field 'metadata.doc' is missing; allowed: a sample of a lurch task "
                                  "(`inspect eval lurch_tasks/<task>`)")
             task = _text(metadata.get(LEAF_KEY), f"metadata.{LEAF_KEY}", where)
-            yield LoggedDoc(task, metadata[DOC_KEY], _inspect_output(record, where), where,
-                            _inspect_scores(record, where), record.get("input"))
+            epochs.setdefault(str(record.get("id")), []).append(
+                LoggedDoc(task, metadata[DOC_KEY], _inspect_output(record, where), where,
+                          _inspect_scores(record, where), record.get("input")))
+        for runs in epochs.values():
+            yield runs[0] if len(runs) == 1 else _epochs_as_one(runs)
+
+
+def _epochs_as_one(runs: list[LoggedDoc]) -> LoggedDoc:
+    """Several epochs of one sample as one doc: every answer, the scores averaged key by key (NaN skipped)."""
+    claimed: dict[str, float] = {}
+    for key in runs[0].claimed:
+        values = [run.claimed.get(key, math.nan) for run in runs]
+        own = [v for v in values if not math.isnan(v)]
+        claimed[key] = sum(own) / len(own) if own else math.nan
+    first = runs[0]
+    return LoggedDoc(first.task, first.doc, first.output, first.where, claimed, first.sent,
+                     tuple(run.output for run in runs))
 
 
 def _inspect_output(record: dict, where: str) -> str:

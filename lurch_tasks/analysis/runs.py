@@ -465,8 +465,10 @@ def _harness_samples(run: Run) -> Iterator[Sample]:
         check_doc(logged.doc, logged.where)
         if not isinstance(logged.output, str):
             raise ValueError(f"{logged.where}: the output is {_shown(logged.output)}; allowed: a string")
+        if not all(isinstance(o, str) for o in logged.outputs):
+            raise ValueError(f"{logged.where}: an output is not a string; allowed: strings")
         yield Sample(run.model, logged_task(logged.task, logged.doc), logged.doc, logged.output, logged.where,
-                     claimed=tuple(logged.claimed.items()))
+                     claimed=tuple(logged.claimed.items()), outputs=tuple(logged.outputs))
 
 
 def _lm_eval_samples(run: Run, foreign: set[str] | None) -> Iterator[Sample]:

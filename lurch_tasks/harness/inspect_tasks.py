@@ -9,7 +9,8 @@ is lm-eval's ``process_results`` for the doc: the same metric names and values, 
 
 Task parameters (``-T key=value``) are lm-eval's ``--metadata`` keys with the same meaning (knobs, ``seed``,
 ``max_seq_lengths``, ``tokenizer``, ``chat_template``, ``max_model_len`` for the window guard, ``max_gen_toks``,
-``dataset_path``, ...), plus ``limit`` (``lurch eval --limit``: generate only the first N docs of each task).
+``dataset_path``, ``repeats``: N answers per doc as Inspect epochs, each doc's scores averaged, ...), plus ``limit``
+(``lurch eval --limit``: generate only the first N docs of each task).
 
 The baselines are Inspect model providers: ``lurch-solver``, ``lurch-random`` (``-M answer_seed=N``) and
 ``lurch-simulated`` (``-M intercept=1.5 -M depth=-0.8``), answering exactly as their lm-eval twins do.
@@ -21,7 +22,7 @@ import math
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from inspect_ai import Task
+from inspect_ai import Epochs, Task
 from inspect_ai import task as inspect_task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput, modelapi
@@ -36,6 +37,7 @@ from .family_tasks import family_of, family_sparse_metrics, family_task_name, fa
 from .family_tasks import max_gen_toks as family_max_gen_toks
 from .fit import skip_or_fail
 from .log_keys import DOC_KEY, LEAF_KEY, SKIPPED_KEY
+from .metadata import repeats_of
 from .metrics import DETAIL_METRICS, GROUP_METRICS, HEADLINE, doc_metric_names
 from .window import as_bool
 from .yamls import END_OF_TURN, UMBRELLA_GROUP
@@ -218,8 +220,9 @@ def build_task(name: str, **params: Any) -> Task:
     for leaf in dict.fromkeys(s.metadata[LEAF_KEY] for s in dataset):  # the leaves left in, in order
         names += [n for n in _metric_names(leaf, bins) if n not in names]
     budget = max((int(s.metadata[BUDGET_KEY]) for s in dataset), default=None)
+    repeats = repeats_of(metadata)  # several answers per doc: Inspect's epochs, each doc's scores averaged
     return Task(dataset=dataset, solver=generate_with_budget(), scorer=lurch_scorer(names), metrics=_metrics(names),
-                name=name,
+                name=name, epochs=Epochs(repeats, "mean") if repeats > 1 else None,
                 config=GenerateConfig(max_tokens=budget, stop_seqs=list(END_OF_TURN), temperature=0.0),
                 metadata={"lurch_task": name, "lurch_metadata": {k: str(v) for k, v in params.items()},
                           SKIPPED_KEY: skipped})
@@ -298,7 +301,8 @@ def _simulated_api() -> type[ModelAPI]:
             if state is None or DOC_KEY not in state.metadata:
                 raise ValueError("lurch-simulated answers lurch tasks only (it reads the sample's doc); allowed: "
                                  "inspect eval lurch_tasks/<task>")
-            return self.lm.answer_doc(state.metadata[DOC_KEY], prompt)
+            # epoch k > 1 is the doc's (k-1)-th extra answer, drawn anew as lm-eval's repeats are
+            return self.lm.answer_doc(state.metadata[DOC_KEY], prompt, state.epoch - 1)
 
     return SimulatedAPI
 
