@@ -119,3 +119,18 @@ def test_recovery_script_through_lurch_simulated(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "doubling contrasts" in printed and "calibration" in printed
     assert "20 of 20 hold the true coefficient in their 95% CI" in printed
+
+
+def test_the_additive_glm_tracks_compounding_when_effects_only_add(drawn):
+    """The rows' outcomes come from an additive model: in every well-populated group the GLM's expected deviation lies
+    inside the observed deviation's 95% CI (nothing compounds beyond the separate effects)."""
+    from lurch_tasks.analysis.glm import fitted_scores
+
+    frame = drawn.assign(length=drawn["context_tokens"])
+    predicted = fitted_scores(frame)
+    assert len(predicted) == len(frame) and predicted.between(0, 1).all()
+    table = compounding_table(frame, predicted)
+    assert "glm_pp" in table.columns and table["n"].sum() == len(frame)
+    for row in table.itertuples():
+        if row.n >= 200:
+            assert row.low <= row.glm_pp <= row.high, row

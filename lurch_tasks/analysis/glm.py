@@ -215,6 +215,16 @@ def fit_table(fit: GlmFit) -> list[dict]:
     return _term_rows(fit, holm=False)
 
 
+def fitted_scores(frame: pd.DataFrame, fit: GlmFit | None = None) -> pd.Series:
+    """The main fit's predicted score for each analysed row, indexed as ``frame`` (empty without a fit)."""
+    fit = fit if fit is not None else fit_main(frame)
+    if not fit.fitted:
+        return pd.Series(dtype=float)
+    design = build_design(frame, standardize=fit.standardized)
+    params = np.array([fit.term(column).coef for column in design.x.columns])
+    return pd.Series(_logistic(design.x.to_numpy() @ params), index=design.x.index)
+
+
 def build_design(frame: pd.DataFrame, *, standardize: bool = True, interactions: bool = False) -> Design:
     """The model matrix the fits use: cleaned rows, kept columns and the notes on what was dropped.
 

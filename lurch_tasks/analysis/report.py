@@ -486,8 +486,8 @@ def glm_section(frame: pd.DataFrame, options: Options) -> Section:
                    "raw-scale model without each task and says whether each coefficient stays inside the full "
                    "fit's 95% CI (G.4); rq3_compounding groups the docs by how many of scope, dispersion and depth "
                    "are above their task's median and whether any is above its 90th percentile, each group's score "
-                   "read against its task-model-length mean (RQ3). Notes: one line per fit, what it could not "
-                   "estimate and why.",
+                   "read against its task-model-length mean, beside what the additive GLM expects (glm_pp) (RQ3). "
+                   "Notes: one line per fit, what it could not estimate and why.",
                    tables=tuple(tables.items()), figures=tuple(figures), notes=tuple(notes),
                    warnings=tuple(warnings))
 
@@ -496,7 +496,7 @@ def glm_tables(frame: pd.DataFrame) -> tuple[dict[str, pd.DataFrame], list[str]]
     """The paper's standardised fits (all models, interactions, per model) and the raw-scale fits, as tables; and
     every fit's notes folded into one line per fit (``fold_notes``), also the ``note`` column of ``glm_fits``."""
     from .compounding import compounding_table
-    from .glm import calibration_rows, doubling_rows, fit_interactions, fit_main, fit_table, lurch_glm
+    from .glm import calibration_rows, doubling_rows, fit_interactions, fit_main, fit_table, fitted_scores, lurch_glm
     from .stability import leave_one_task_out
 
     report = lurch_glm(frame)
@@ -509,7 +509,7 @@ def glm_tables(frame: pd.DataFrame) -> tuple[dict[str, pd.DataFrame], list[str]]
                                            for row in doubling_rows(fit)])
     tables["glm_calibration"] = pd.DataFrame(calibration_rows(report.main))
     tables["glm_leave_one_task_out"] = leave_one_task_out(frame)
-    tables["rq3_compounding"] = compounding_table(frame)
+    tables["rq3_compounding"] = compounding_table(frame, fitted_scores(frame, report.main))
     grouped: dict[tuple[str, str], list[str]] = {}
     for row in rows["glm_notes"]:
         grouped.setdefault((str(row["label"]), str(row["fit"])), []).append(str(row["note"]))
