@@ -305,6 +305,13 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     return 0
 
 
+def _counted(rows, bar):
+    """The rows as they come, each one ticking the progress bar."""
+    for row in rows:
+        bar.update()
+        yield row
+
+
 def cmd_properties(args: argparse.Namespace) -> int:
     from tqdm.auto import tqdm
 
@@ -322,7 +329,7 @@ def cmd_properties(args: argparse.Namespace) -> int:
     get_token_counter(args.tokenizer)  # a tokenizer this machine cannot load fails before any item is read
     tally = Tally()
     with tqdm(unit="item", desc="measuring", disable=args.quiet) as bar:
-        count = write_rows((bar.update() or row for row in measured(source, adapter, args.tokenizer, tally)), out)
+        count = write_rows(_counted(measured(source, adapter, args.tokenizer, tally), bar), out)
     for message in tally.errors[:5]:
         print(f"lurch: warning: {message}", file=sys.stderr)
     if len(tally.errors) > 5:

@@ -203,3 +203,20 @@ def test_every_shipped_sample_measures_completely(name, tmp_path):
     assert done.returncode == 0 and "with an error" not in done.stdout, done.stdout + done.stderr
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert rows and all("error" not in row and 0 < row["evidence_scope"] < 1 for row in rows)
+
+
+def test_the_progress_bar_never_replaces_a_row():
+    """tqdm's update() returns True when it redraws: the rows must pass through whatever it returns."""
+    from lurch_tasks.cli import _counted
+
+    class Redrawing:
+        def __init__(self):
+            self.ticks = 0
+
+        def update(self):
+            self.ticks += 1
+            return True
+
+    bar = Redrawing()
+    rows = [{"id": "a"}, {"id": "b"}]
+    assert list(_counted(iter(rows), bar)) == rows and bar.ticks == 2
